@@ -1,0 +1,80 @@
+# profconv: plain Makefile.
+#   make                 build build/profconv and build/libprofconv.a
+#   make check           build and run every test
+#   make SAN=1 check     the same under AddressSanitizer and UBSan (build-san/)
+#   make example         build, generate an example profile, convert it
+#   make bench           run the benchmarks in bench/
+#   make install PREFIX=/usr/local
+
+CC ?= cc
+PREFIX ?= /usr/local
+OPT ?= -O2 -g
+
+ifeq ($(SAN),1)
+BUILD := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT := -O1 -g
+else
+BUILD := build
+SANFLAGS :=
+endif
+
+CFLAGS_ALL = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+             -Iinclude -Isrc $(OPT) $(SANFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+LDLIBS_ALL = -lz $(LDLIBS)
+
+LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
+LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%.o)
+BENCH_TOOLS := $(BUILD)/gen-simpleperf
+
+all: $(BUILD)/profconv
+
+$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) include/profconv.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(BUILD)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
+
+$(BUILD)/bench/%.o: bench/%.c $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
+
+$(BUILD)/libprofconv.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/profconv: $(BUILD)/src/cli.o $(BUILD)/libprofconv.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/run-tests: $(TEST_OBJ) $(BUILD)/libprofconv.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/sp_encode.o $(BUILD)/libprofconv.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+check: $(BUILD)/profconv $(BUILD)/run-tests
+	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests $(T)
+
+example: $(BUILD)/profconv $(BUILD)/gen-simpleperf
+	./$(BUILD)/gen-simpleperf --samples 20000 --threads 6 -o example.trace
+	./$(BUILD)/profconv example.trace -o example.json.gz
+	@echo "Open example.json.gz at https://profiler.firefox.com (Load a profile from file)."
+
+bench: $(BUILD)/profconv $(BUILD)/gen-simpleperf
+	bash bench/run.sh $(BUILD)
+
+install: $(BUILD)/profconv $(BUILD)/libprofconv.a
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(BUILD)/profconv $(DESTDIR)$(PREFIX)/bin/profconv
+	install -m 644 include/profconv.h $(DESTDIR)$(PREFIX)/include/profconv.h
+	install -m 644 $(BUILD)/libprofconv.a $(DESTDIR)$(PREFIX)/lib/libprofconv.a
+
+clean:
+	rm -rf build build-san example.trace example.json.gz
+
+.PHONY: all check example bench install clean

@@ -1,0 +1,146 @@
+/* profconv: convert CPU and memory profiles into formats people can view.
+ *
+ * The library reads a profile (today: simpleperf `report-sample --protobuf`
+ * files, plain or gzip-compressed) into an in-memory model, applies the
+ * requested transforms, and writes it out (today: the Firefox Profiler's
+ * Gecko JSON format, plain or gzip-compressed).
+ *
+ * Conventions.  Functions that can fail return an enum pc_status (0 on
+ * success) and, on failure, fill the caller's pc_error with a one-line,
+ * lowercase message that names the input or output and, for bad input, the
+ * byte offset at fault.  The library never prints and never exits; it
+ * reports progress and warnings only through the optional log callback.
+ * Objects returned through an out-parameter belong to the caller, who
+ * releases them with the matching *_close or *_free function; on failure
+ * nothing is returned and nothing needs releasing.
+ */
+#ifndef PROFCONV_H
+#define PROFCONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROFCONV_VERSION "0.1.0"
+
+enum pc_status {
+    PC_OK = 0,
+    PC_EUSAGE = 1,  /* invalid options or arguments */
+    PC_EINPUT = 2,  /* the input is malformed or of an unknown kind */
+    PC_EIO = 3,     /* reading or writing a file failed */
+    PC_ENOMEM = 4,  /* out of memory */
+};
+
+typedef struct pc_error {
+    int status;           /* enum pc_status */
+    char message[1024];   /* NUL-terminated, no trailing newline */
+} pc_error;
+
+/* ---- Input ---- */
+
+typedef struct pc_input pc_input;
+
+/* Opens the file at path ("-" for standard input).  Gzip compression is
+ * detected from the content, not the name.  Nothing is read beyond the
+ * first bytes until pc_convert(). */
+int pc_input_open(pc_input **in, const char *path, pc_error *err);
+
+/* Opens size bytes at data as an input named name (used in messages).  The
+ * bytes are not copied and must stay valid until pc_input_close(). */
+int pc_input_open_memory(pc_input **in, const void *data, size_t size,
+                         const char *name, pc_error *err);
+
+/* Closes an input; NULL is allowed. */
+void pc_input_close(pc_input *in);
+
+/* ---- Conversion ---- */
+
+enum pc_log_level { PC_LOG_INFO = 0, PC_LOG_WARN = 1 };
+
+/* Receives informational messages and warnings, one line each without a
+ * trailing newline.  The message is valid only during the call. */
+typedef void (*pc_log_fn)(void *ctx, int level, const char *message);
+
+typedef struct pc_options {
+    /* Within each thread, runs of at most this many consecutive samples
+     * whose stack is incomplete (reaches neither __libc_init nor
+     * __start_thread) are dropped; 0 keeps every sample.  Threads with no
+     * complete stack at all (typical of glibc programs) are left alone. */
+    int remove_gaps;
+    /* Name of the event type to keep.  NULL keeps the first event type of
+     * the recording, or every event when it was recorded with
+     * --trace-offcpu (on- and off-CPU samples belong together). */
+    const char *event;
+    pc_log_fn log;      /* may be NULL */
+    void *log_ctx;
+} pc_options;
+
+/* Fills o with the defaults: remove_gaps 3, first event, no log. */
+void pc_options_init(pc_options *o);
+
+typedef struct pc_profile pc_profile;
+
+/* Reads the whole input, detects its format, builds the profile and
+ * applies the options.  The input stays open and belongs to the caller;
+ * it cannot be converted twice.  On success *out is a profile to release
+ * with pc_profile_free(). */
+int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
+               pc_error *err);
+
+/* Releases a profile; NULL is allowed. */
+void pc_profile_free(pc_profile *p);
+
+/* Counts describing a converted profile. */
+typedef struct pc_summary {
+    size_t threads;        /* threads in the output */
+    size_t samples;        /* samples kept */
+    size_t samples_read;   /* samples in the input */
+    size_t stacks;         /* distinct stacks */
+    size_t frames;         /* distinct frames */
+} pc_summary;
+
+void pc_profile_summary(const pc_profile *p, pc_summary *s);
+
+/* ---- Output ---- */
+
+enum pc_format {
+    PC_FORMAT_NONE = 0,
+    PC_FORMAT_GECKO = 1,  /* Firefox Profiler Gecko JSON */
+};
+
+typedef struct pc_write_options {
+    int format;      /* enum pc_format */
+    int gzip;        /* 1: one gzip member around the output */
+    int gzip_level;  /* 1 (fast) .. 9 (small) */
+} pc_write_options;
+
+/* Fills o with the defaults: Gecko, no gzip, level 1. */
+void pc_write_options_init(pc_write_options *o);
+
+/* Returns the enum pc_format named by name ("gecko"), or PC_FORMAT_NONE. */
+int pc_format_by_name(const char *name);
+
+/* Guesses format and gzip from an output file name (".json", ".json.gz",
+ * ".gz").  Returns the format, or PC_FORMAT_NONE when the name says
+ * nothing; *gzip is set to 1 when the name ends in ".gz". */
+int pc_format_from_path(const char *path, int *gzip);
+
+/* Writes p to path ("-" for standard output).  A file is written under a
+ * temporary name in the same directory and renamed into place only when
+ * complete, so an existing file is either replaced whole or left as it
+ * was. */
+int pc_write(const pc_profile *p, const char *path,
+             const pc_write_options *o, pc_error *err);
+
+/* Writes p into a new malloc'd buffer; the caller frees *data. */
+int pc_write_memory(const pc_profile *p, const pc_write_options *o,
+                    unsigned char **data, size_t *size, pc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,139 @@
+/* The public entry points: detect the input format, read, transform,
+ * write. */
+#include <string.h>
+
+#include "error.h"
+#include "model.h"
+#include "read_simpleperf.h"
+#include "sink.h"
+#include "source.h"
+#include "transform.h"
+#include "write.h"
+
+void pc_options_init(pc_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->remove_gaps = 3;
+}
+
+void pc_write_options_init(pc_write_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = PC_FORMAT_GECKO;
+    o->gzip_level = 1;
+}
+
+static int read_any(pc_input *in, pc_profile *p, const pc_options *o,
+                    pc_error *err)
+{
+    int got = src_need(in, SP_MAGIC_LEN, err);
+    if (got < 0)
+        return -got;
+    if (src_avail(in) == 0)
+        return src_fail_at(in, err, 0, "the input is empty");
+    if (sp_detect(src_ptr(in), src_avail(in)))
+        return pc_read_simpleperf(in, p, o, err);
+    return src_fail_at(in, err, 0, "unknown input format (expected a simpleperf "
+                                   "report-sample file, which starts with "
+                                   "SIMPLEPERF)");
+}
+
+int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
+               pc_error *err)
+{
+    pc_options defaults;
+    if (!o) {
+        pc_options_init(&defaults);
+        o = &defaults;
+    }
+    if (!src_claim(in))
+        return pc_fail(err, PC_EUSAGE, "%s: the input was converted already",
+                       src_name(in));
+    pc_profile *p = pc_profile_new();
+    if (!p)
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    int st = read_any(in, p, o, err);
+    if (st == PC_OK)
+        st = pc_select_events(p, o, err);
+    if (st == PC_OK && pc_group_samples(p) < 0)
+        st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    if (st == PC_OK)
+        st = pc_remove_gaps(p, o->remove_gaps, o, err);
+    if (st == PC_OK)
+        st = pc_switch_markers(p, err);
+    if (st != PC_OK) {
+        pc_profile_free(p);
+        return st;
+    }
+    *out = p;
+    return PC_OK;
+}
+
+void pc_profile_summary(const pc_profile *p, pc_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->threads = p->thread.n;
+    s->samples = p->sample.n;
+    s->samples_read = p->sample.read;
+    s->stacks = p->stack.n;
+    s->frames = p->frame.n;
+}
+
+int pc_format_by_name(const char *name)
+{
+    if (strcmp(name, "gecko") == 0)
+        return PC_FORMAT_GECKO;
+    return PC_FORMAT_NONE;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int pc_format_from_path(const char *path, int *gzip)
+{
+    *gzip = ends_with(path, ".gz");
+    if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
+        return PC_FORMAT_GECKO;
+    return PC_FORMAT_NONE;
+}
+
+static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
+                    pc_error *err)
+{
+    switch (o->format) {
+    case PC_FORMAT_GECKO:
+        return pc_write_gecko(p, s, err);
+    }
+    return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
+}
+
+int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
+             pc_error *err)
+{
+    pc_sink *s;
+    int st = sink_open_file(&s, path, o->gzip ? o->gzip_level : 0, err);
+    if (st != PC_OK)
+        return st;
+    if ((st = write_to(p, s, o, err)) != PC_OK) {
+        sink_abort(s);
+        return st;
+    }
+    return sink_finish(s, NULL, NULL, err);
+}
+
+int pc_write_memory(const pc_profile *p, const pc_write_options *o,
+                    unsigned char **data, size_t *size, pc_error *err)
+{
+    pc_sink *s;
+    int st = sink_open_memory(&s, o->gzip ? o->gzip_level : 0, err);
+    if (st != PC_OK)
+        return st;
+    if ((st = write_to(p, s, o, err)) != PC_OK) {
+        sink_abort(s);
+        return st;
+    }
+    return sink_finish(s, data, size, err);
+}

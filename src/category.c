@@ -1,0 +1,66 @@
+/* Frame categories from the library or file a frame's code lives in.
+ *
+ * The rules follow simpleperf's gecko_profile_generator.py (by file name,
+ * first match wins) and fix the cases it misfiles: versioned shared
+ * objects (libc.so.6), dex files inside APKs (base.apk!/classes.dex), the
+ * zygote's JIT cache and old-style JIT symbol files (TemporaryFile-XXXXXX)
+ * are native, DEX and JIT code like their unversioned kin.
+ */
+#include <string.h>
+
+#include "model.h"
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* "libfoo.so.1.2" and the like: ".so" followed only by ".N" groups. */
+static int versioned_so(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0) {
+        size_t j = i;
+        while (j > 0 && s[j - 1] >= '0' && s[j - 1] <= '9')
+            j--;
+        if (j == i || j == 0 || s[j - 1] != '.')
+            return 0;
+        i = j - 1;
+        if (ends_with(s, i, ".so"))
+            return 1;
+    }
+    return 0;
+}
+
+static const char *base_name(const char *s, size_t n, size_t *len)
+{
+    size_t i = n;
+    while (i > 0 && s[i - 1] != '/')
+        i--;
+    *len = n - i;
+    return s + i;
+}
+
+int pc_category_of(const char *path, size_t n, const char *name)
+{
+    size_t blen;
+    const char *base = base_name(path, n, &blen);
+
+    if ((n == 17 && memcmp(path, "[kernel.kallsyms]", 17) == 0) ||
+        ends_with(path, n, ".ko"))
+        return name && strcmp(name, "__schedule") == 0 ? PC_CAT_OFFCPU
+                                                       : PC_CAT_KERNEL;
+    if (ends_with(path, n, ".so") || versioned_so(path, n))
+        return PC_CAT_NATIVE;
+    if (ends_with(path, n, ".vdex") || ends_with(path, n, ".apk") ||
+        ends_with(path, n, ".jar") || ends_with(path, n, ".dex"))
+        return PC_CAT_DEX;
+    if (ends_with(path, n, ".oat") || ends_with(path, n, ".odex"))
+        return PC_CAT_OAT;
+    if ((n == 15 && memcmp(path, "[JIT app cache]", 15) == 0) ||
+        (n == 18 && memcmp(path, "[JIT zygote cache]", 18) == 0) ||
+        (blen > 14 && memcmp(base, "TemporaryFile-", 14) == 0))
+        return PC_CAT_JIT;
+    return PC_CAT_USER;
+}

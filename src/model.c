@@ -1,0 +1,482 @@
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const pc_category_info pc_categories[PC_CAT_COUNT] = {
+    [PC_CAT_USER] = {"User", "yellow"},
+    [PC_CAT_KERNEL] = {"Kernel", "orange"},
+    [PC_CAT_NATIVE] = {"Native", "yellow"},
+    [PC_CAT_DEX] = {"DEX", "green"},
+    [PC_CAT_OAT] = {"OAT", "green"},
+    [PC_CAT_OFFCPU] = {"Off-CPU", "blue"},
+    /* The Firefox Profiler falls back to the first grey category. */
+    [PC_CAT_OTHER] = {"Other", "grey"},
+    [PC_CAT_JIT] = {"JIT", "green"},
+};
+
+int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 256;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 16)
+            return -1;
+        ncap *= 2;
+    }
+    for (int i = 0; i < n; i++) {
+        void *q = realloc(*cols[i].p, ncap * cols[i].size);
+        if (!q)
+            return -1;
+        *cols[i].p = q;
+    }
+    *cap = ncap;
+    return 0;
+}
+
+pc_profile *pc_profile_new(void)
+{
+    pc_profile *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->meta.source = p->meta.app_package = p->meta.app_type = PC_NONE;
+    p->meta.sdk_version = p->meta.build_type = PC_NONE;
+    p->meta.kept_events_all = 1;
+    return p;
+}
+
+void pc_profile_free(pc_profile *p)
+{
+    if (!p)
+        return;
+    pc_strtab_free(&p->str);
+    free(p->res.name);
+    pc_htab_free(&p->res.idx);
+    free(p->func.name);
+    free(p->func.res);
+    pc_htab_free(&p->func.idx);
+    free(p->frame.func);
+    free(p->frame.addr);
+    free(p->frame.cat);
+    free(p->frame.exec);
+    free(p->stack.prefix);
+    free(p->stack.frame);
+    pc_htab_free(&p->stack.idx);
+    free(p->thread.pid);
+    free(p->thread.tid);
+    free(p->thread.name);
+    free(p->sample.thread);
+    free(p->sample.stack);
+    free(p->sample.time);
+    free(p->sample.weight);
+    free(p->sample.event);
+    free(p->sample.first);
+    free(p->sw.thread);
+    free(p->sw.time);
+    free(p->sw.on);
+    free(p->marker.thread);
+    free(p->marker.name);
+    free(p->marker.s);
+    free(p->marker.start);
+    free(p->marker.end);
+    free(p->marker.a);
+    free(p->marker.b);
+    free(p->marker.type);
+    free(p->meta.event);
+    free(p);
+}
+
+static uint32_t oom(pc_profile *p)
+{
+    p->oom = 1;
+    return PC_NONE;
+}
+
+uint32_t pc_intern(pc_profile *p, const void *s, size_t len)
+{
+    if (p->oom)
+        return PC_NONE;
+    uint32_t id = pc_str_intern(&p->str, s, len);
+    return id == PC_NONE ? oom(p) : id;
+}
+
+uint32_t pc_intern_cstr(pc_profile *p, const char *s)
+{
+    return pc_intern(p, s, strlen(s));
+}
+
+uint32_t pc_resource(pc_profile *p, uint32_t name)
+{
+    pc_probe pr;
+    if (p->oom || pc_htab_reserve(&p->res.idx, p->res.n + 1) < 0)
+        return oom(p);
+    pc_probe_start(&p->res.idx, pc_mix64(name), &pr);
+    for (uint32_t id; (id = pc_probe_next(&p->res.idx, &pr)) != PC_NONE;)
+        if (p->res.name[id] == name)
+            return id;
+    struct pc_col cols[] = {PC_COL(p->res.name)};
+    if (pc_grow_cols(&p->res.cap, p->res.n + 1, cols, 1) < 0)
+        return oom(p);
+    uint32_t id = (uint32_t)p->res.n++;
+    p->res.name[id] = name;
+    pc_htab_insert(&p->res.idx, &pr, id);
+    return id;
+}
+
+uint32_t pc_func(pc_profile *p, uint32_t name, uint32_t res)
+{
+    pc_probe pr;
+    if (p->oom || pc_htab_reserve(&p->func.idx, p->func.n + 1) < 0)
+        return oom(p);
+    pc_probe_start(&p->func.idx, pc_mix64((uint64_t)name << 32 | res), &pr);
+    for (uint32_t id; (id = pc_probe_next(&p->func.idx, &pr)) != PC_NONE;)
+        if (p->func.name[id] == name && p->func.res[id] == res)
+            return id;
+    struct pc_col cols[] = {PC_COL(p->func.name), PC_COL(p->func.res)};
+    if (pc_grow_cols(&p->func.cap, p->func.n + 1, cols, 2) < 0)
+        return oom(p);
+    uint32_t id = (uint32_t)p->func.n++;
+    p->func.name[id] = name;
+    p->func.res[id] = res;
+    pc_htab_insert(&p->func.idx, &pr, id);
+    return id;
+}
+
+uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
+                      uint8_t cat, uint8_t exec)
+{
+    struct pc_col cols[] = {PC_COL(p->frame.func), PC_COL(p->frame.addr),
+                            PC_COL(p->frame.cat), PC_COL(p->frame.exec)};
+    if (p->oom || p->frame.n >= PC_NONE - 1 ||
+        pc_grow_cols(&p->frame.cap, p->frame.n + 1, cols, 4) < 0)
+        return oom(p);
+    uint32_t id = (uint32_t)p->frame.n++;
+    p->frame.func[id] = func;
+    p->frame.addr[id] = addr;
+    p->frame.cat[id] = cat;
+    p->frame.exec[id] = exec;
+    return id;
+}
+
+uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
+{
+    pc_probe pr;
+    if (p->oom || p->stack.n >= PC_NONE - 1 ||
+        pc_htab_reserve(&p->stack.idx, p->stack.n + 1) < 0)
+        return oom(p);
+    pc_probe_start(&p->stack.idx, pc_mix64((uint64_t)prefix << 32 | frame), &pr);
+    for (uint32_t id; (id = pc_probe_next(&p->stack.idx, &pr)) != PC_NONE;)
+        if (p->stack.prefix[id] == prefix && p->stack.frame[id] == frame)
+            return id;
+    struct pc_col cols[] = {PC_COL(p->stack.prefix), PC_COL(p->stack.frame)};
+    if (pc_grow_cols(&p->stack.cap, p->stack.n + 1, cols, 2) < 0)
+        return oom(p);
+    uint32_t id = (uint32_t)p->stack.n++;
+    p->stack.prefix[id] = prefix;
+    p->stack.frame[id] = frame;
+    pc_htab_insert(&p->stack.idx, &pr, id);
+    return id;
+}
+
+uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name)
+{
+    struct pc_col cols[] = {PC_COL(p->thread.pid), PC_COL(p->thread.tid),
+                            PC_COL(p->thread.name)};
+    if (p->oom || p->thread.n >= PC_NONE - 1 ||
+        pc_grow_cols(&p->thread.cap, p->thread.n + 1, cols, 3) < 0)
+        return oom(p);
+    uint32_t id = (uint32_t)p->thread.n++;
+    p->thread.pid[id] = pid;
+    p->thread.tid[id] = tid;
+    p->thread.name[id] = name;
+    return id;
+}
+
+void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
+                   uint32_t stack, int64_t weight, uint16_t event)
+{
+    struct pc_col cols[] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
+                            PC_COL(p->sample.time), PC_COL(p->sample.weight),
+                            PC_COL(p->sample.event)};
+    if (p->oom || pc_grow_cols(&p->sample.cap, p->sample.n + 1, cols, 5) < 0) {
+        oom(p);
+        return;
+    }
+    size_t i = p->sample.n++;
+    p->sample.thread[i] = thread;
+    p->sample.stack[i] = stack;
+    p->sample.time[i] = time;
+    p->sample.weight[i] = weight;
+    p->sample.event[i] = event;
+}
+
+void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on)
+{
+    struct pc_col cols[] = {PC_COL(p->sw.thread), PC_COL(p->sw.time),
+                            PC_COL(p->sw.on)};
+    if (p->oom || pc_grow_cols(&p->sw.cap, p->sw.n + 1, cols, 3) < 0) {
+        oom(p);
+        return;
+    }
+    size_t i = p->sw.n++;
+    p->sw.thread[i] = thread;
+    p->sw.time[i] = time;
+    p->sw.on[i] = (uint8_t)(on != 0);
+}
+
+void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
+                   uint32_t name, uint64_t start, uint64_t end, uint32_t s,
+                   int64_t a, uint64_t b)
+{
+    struct pc_col cols[] = {PC_COL(p->marker.thread), PC_COL(p->marker.name),
+                            PC_COL(p->marker.s),
+                            PC_COL(p->marker.start), PC_COL(p->marker.end),
+                            PC_COL(p->marker.a), PC_COL(p->marker.b),
+                            PC_COL(p->marker.type)};
+    if (p->oom || pc_grow_cols(&p->marker.cap, p->marker.n + 1, cols, 8) < 0) {
+        oom(p);
+        return;
+    }
+    size_t i = p->marker.n++;
+    p->marker.thread[i] = thread;
+    p->marker.type[i] = type;
+    p->marker.name[i] = name;
+    p->marker.start[i] = start;
+    p->marker.end[i] = end;
+    p->marker.s[i] = s;
+    p->marker.a[i] = a;
+    p->marker.b[i] = b;
+}
+
+/* Reorders one column by perm (new row i takes old row perm[i]). */
+static void permute(void *col, size_t size, const uint32_t *perm, size_t n,
+                    void *scratch)
+{
+    unsigned char *src = col, *dst = scratch;
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + i * size, src + (size_t)perm[i] * size, size);
+    memcpy(src, dst, n * size);
+}
+
+/* Stable merge sort of sample indices by time; tmp holds n indices. */
+static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n,
+                         const uint64_t *time)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_by_time(idx, tmp, h, time);
+    sort_by_time(idx + h, tmp, n - h, time);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = time[idx[j]] < time[idx[i]] ? idx[j++] : idx[i++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
+                       size_t n, size_t nt, uint32_t *perm, size_t *first)
+{
+    size_t *next = malloc((nt + 1) * sizeof *next);
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!next || !tmp) {
+        free(next);
+        free(tmp);
+        return -1;
+    }
+    /* Counting sort by thread keeps input order within a thread... */
+    memset(first, 0, (nt + 1) * sizeof *first);
+    for (size_t i = 0; i < n; i++)
+        first[thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        first[t + 1] += first[t];
+    memcpy(next, first, (nt + 1) * sizeof *next);
+    for (size_t i = 0; i < n; i++)
+        perm[next[thread[i]]++] = (uint32_t)i;
+    /* ...and a thread's rows need sorting only when the input had them out
+     * of order. */
+    for (size_t t = 0; t < nt; t++) {
+        size_t a = first[t], b = first[t + 1];
+        for (size_t i = a + 1; i < b; i++) {
+            if (time[perm[i]] < time[perm[i - 1]]) {
+                sort_by_time(perm + a, tmp, b - a, time);
+                break;
+            }
+        }
+    }
+    free(next);
+    free(tmp);
+    return 0;
+}
+
+/* Sets sample.first[t] to the index of thread t's first sample, for rows
+ * already grouped by thread. */
+static void count_threads(pc_profile *p)
+{
+    size_t *first = p->sample.first, nt = p->thread.n;
+    memset(first, 0, (nt + 1) * sizeof *first);
+    for (size_t i = 0; i < p->sample.n; i++)
+        first[p->sample.thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        first[t + 1] += first[t];
+}
+
+int pc_group_samples(pc_profile *p)
+{
+    size_t n = p->sample.n, nt = p->thread.n;
+    size_t *first = realloc(p->sample.first, (nt + 1) * sizeof *first);
+    uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+    void *scratch = malloc((n ? n : 1) * sizeof(uint64_t));
+    if (first)
+        p->sample.first = first;
+    if (!first || !perm || !scratch ||
+        pc_order_by_thread(p->sample.thread, p->sample.time, n, nt, perm, first) < 0) {
+        free(perm);
+        free(scratch);
+        return -1;
+    }
+    permute(p->sample.thread, sizeof *p->sample.thread, perm, n, scratch);
+    permute(p->sample.stack, sizeof *p->sample.stack, perm, n, scratch);
+    permute(p->sample.time, sizeof *p->sample.time, perm, n, scratch);
+    permute(p->sample.weight, sizeof *p->sample.weight, perm, n, scratch);
+    permute(p->sample.event, sizeof *p->sample.event, perm, n, scratch);
+    free(perm);
+    free(scratch);
+    return 0;
+}
+
+void pc_keep_samples(pc_profile *p, const uint8_t *keep)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        if (!keep[i])
+            continue;
+        p->sample.thread[j] = p->sample.thread[i];
+        p->sample.stack[j] = p->sample.stack[i];
+        p->sample.time[j] = p->sample.time[i];
+        p->sample.weight[j] = p->sample.weight[i];
+        p->sample.event[j] = p->sample.event[i];
+        j++;
+    }
+    p->sample.n = j;
+    if (p->sample.first)
+        count_threads(p);
+}
+
+uint64_t pc_start_time(const pc_profile *p)
+{
+    uint64_t t = UINT64_MAX;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.time[i] < t)
+            t = p->sample.time[i];
+    for (size_t i = 0; i < p->sw.n; i++)
+        if (p->sw.time[i] < t)
+            t = p->sw.time[i];
+    for (size_t i = 0; i < p->marker.n; i++)
+        if (p->marker.start[i] < t)
+            t = p->marker.start[i];
+    return t == UINT64_MAX ? 0 : t;
+}
+
+/* Thread order for output: by process, the main thread (tid == pid) first,
+ * then busiest first, then by tid. */
+static const pc_profile *order_p;
+
+static size_t samples_of(const pc_profile *p, uint32_t t)
+{
+    return p->sample.first ? p->sample.first[t + 1] - p->sample.first[t] : 0;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+    const pc_profile *p = order_p;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int64_t px = p->thread.pid[x], py = p->thread.pid[y];
+    if (px != py)
+        return px < py ? -1 : 1;
+    int mx = p->thread.tid[x] == px, my = p->thread.tid[y] == py;
+    if (mx != my)
+        return my - mx;
+    size_t sx = samples_of(p, x), sy = samples_of(p, y);
+    if (sx != sy)
+        return sx > sy ? -1 : 1;
+    if (p->thread.tid[x] != p->thread.tid[y])
+        return p->thread.tid[x] < p->thread.tid[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of)
+{
+    size_t n = p->thread.n;
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    /* qsort has no context argument in C11; the comparator is total, so
+     * the result does not depend on the sort's stability. */
+    order_p = p;
+    qsort(order, n, sizeof *order, thread_cmp);
+    order_p = NULL;
+    if (!main_of)
+        return;
+    for (size_t k = 0; k < n;) {
+        size_t j = k;
+        int64_t pid = p->thread.pid[order[k]];
+        uint32_t main = p->thread.tid[order[k]] == pid ? order[k] : PC_NONE;
+        while (j < n && p->thread.pid[order[j]] == pid)
+            main_of[order[j++]] = main;
+        k = j;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint64_t pc_interval_ns(const pc_profile *p)
+{
+    /* The median of an evenly spread subset is as good as the exact one
+     * for a nominal interval, and bounds the sorting work. */
+    enum { MAX_KEPT = 1 << 16 };
+    const uint64_t fallback = 1000000;
+    size_t gaps = 0, n = 0;
+    if (!p->sample.first || p->sample.n < 2)
+        return fallback;
+    for (size_t t = 0; t < p->thread.n; t++)
+        for (size_t i = p->sample.first[t] + 1; i < p->sample.first[t + 1]; i++)
+            gaps += p->sample.time[i] > p->sample.time[i - 1];
+    if (!gaps)
+        return fallback;
+    size_t step = gaps / MAX_KEPT + 1, seen = 0;
+    uint64_t *d = malloc((gaps / step + 1) * sizeof *d);
+    if (!d)
+        return fallback;
+    for (size_t t = 0; t < p->thread.n; t++)
+        for (size_t i = p->sample.first[t] + 1; i < p->sample.first[t + 1]; i++)
+            if (p->sample.time[i] > p->sample.time[i - 1] && seen++ % step == 0)
+                d[n++] = p->sample.time[i] - p->sample.time[i - 1];
+    qsort(d, n, sizeof *d, cmp_u64);
+    uint64_t median = d[n / 2];
+    free(d);
+    return median;
+}
+
+void pc_format_hex(char *buf, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    size_t n = 0;
+    do {
+        tmp[n++] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    buf[0] = '0';
+    buf[1] = 'x';
+    for (size_t i = 0; i < n; i++)
+        buf[2 + i] = tmp[n - 1 - i];
+    buf[2 + n] = 0;
+}

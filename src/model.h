@@ -1,0 +1,210 @@
+/* The profile model every reader fills and every writer reads.
+ *
+ * Everything is a table of columns indexed by dense 32-bit ids, in order of
+ * creation:
+ *   strings    interned (strtab.h);
+ *   resources  a library or file, by path;
+ *   funcs      (name, resource), interned;
+ *   frames     a code location: func, address, category, execution kind.
+ *              Readers decide frame identity themselves, so frames are
+ *              added, not interned, and a frame's func may be filled in
+ *              after the samples that use it (simpleperf names come last);
+ *   stacks     a root-first prefix tree of (prefix, frame), interned; a
+ *              stack's prefix id is always lower than its own id;
+ *   threads    pid, tid, name;
+ *   samples    columns (thread, time, stack, weight, event) with no
+ *              per-sample allocation; stack may be PC_NONE (empty stack);
+ *   switches   context switches (thread, time, on/off);
+ *   markers    intervals or instants per thread with a small typed payload.
+ * Times are integer nanoseconds on the recording's clock.
+ *
+ * Adders latch allocation failure in p->oom and then return PC_NONE; a
+ * reader checks p->oom once per record instead of after every call.
+ */
+#ifndef PROFCONV_MODEL_H
+#define PROFCONV_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashtab.h"
+#include "profconv.h"
+#include "strtab.h"
+
+/* Frame categories; the numbering is the order of the output category
+ * list, kept equal to simpleperf's gecko_profile_generator.py so that
+ * profiles from both compare index for index. */
+enum pc_category {
+    PC_CAT_USER = 0,
+    PC_CAT_KERNEL = 1,
+    PC_CAT_NATIVE = 2,
+    PC_CAT_DEX = 3,
+    PC_CAT_OAT = 4,
+    PC_CAT_OFFCPU = 5,
+    PC_CAT_OTHER = 6,
+    PC_CAT_JIT = 7,
+    PC_CAT_COUNT
+};
+
+typedef struct pc_category_info {
+    const char *name;
+    const char *color;
+} pc_category_info;
+
+extern const pc_category_info pc_categories[PC_CAT_COUNT];
+
+/* How a frame's code ran (simpleperf's execution types). */
+enum pc_exec {
+    PC_EXEC_NATIVE = 0,
+    PC_EXEC_INTERPRETED = 1,
+    PC_EXEC_JIT = 2,
+    PC_EXEC_ART = 3,
+};
+
+/* Marker payloads; each type has its fixed fields in the writers. */
+enum pc_marker_type {
+    PC_MARK_OFFCPU,  /* interval the thread spent switched out */
+    PC_MARK_UNWIND,  /* instant: a sample whose unwinding stopped early;
+                        s = error name, a = raw code, b = error address */
+};
+
+struct pc_profile {
+    pc_strtab str;
+    int oom;
+
+    struct {
+        uint32_t *name;
+        size_t n, cap;
+        pc_htab idx;
+    } res;
+
+    struct {
+        uint32_t *name, *res;
+        size_t n, cap;
+        pc_htab idx;
+    } func;
+
+    struct {
+        uint32_t *func;
+        uint64_t *addr;
+        uint8_t *cat, *exec;
+        size_t n, cap;
+    } frame;
+
+    struct {
+        uint32_t *prefix, *frame;
+        size_t n, cap;
+        pc_htab idx;
+    } stack;
+
+    struct {
+        int64_t *pid, *tid;
+        uint32_t *name;
+        size_t n, cap;
+    } thread;
+
+    struct {
+        uint32_t *thread, *stack;
+        uint64_t *time;
+        int64_t *weight;
+        uint16_t *event;
+        size_t n, cap;
+        size_t read;       /* samples the input held */
+        /* After pc_group_samples(): thread t's samples are
+         * [first[t], first[t+1]), sorted by time. */
+        size_t *first;
+    } sample;
+
+    struct {
+        uint32_t *thread;
+        uint64_t *time;
+        uint8_t *on;
+        size_t n, cap;
+    } sw;
+
+    struct {
+        uint32_t *thread, *name, *s;
+        uint64_t *start, *end;
+        uint64_t *b;
+        int64_t *a;
+        uint8_t *type;
+        size_t n, cap;
+    } marker;
+
+    /* What the recording says about itself; string ids or PC_NONE. */
+    struct {
+        uint32_t *event;      /* event type names, in recording order */
+        size_t n_events;
+        uint32_t source;      /* e.g. "simpleperf" */
+        uint32_t app_package, app_type, sdk_version, build_type;
+        int trace_offcpu;
+        int has_lost;
+        uint64_t lost_sample_count, lost_count;
+        int kept_events_all;  /* 1 when every event type is kept */
+        uint32_t kept_event;  /* index of the kept event otherwise */
+    } meta;
+};
+
+typedef struct pc_profile pc_profile;
+
+pc_profile *pc_profile_new(void);
+
+uint32_t pc_intern(pc_profile *p, const void *s, size_t len);
+uint32_t pc_intern_cstr(pc_profile *p, const char *s);
+uint32_t pc_resource(pc_profile *p, uint32_t name);
+uint32_t pc_func(pc_profile *p, uint32_t name, uint32_t res);
+uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
+                      uint8_t cat, uint8_t exec);
+uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
+uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
+void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
+                   uint32_t stack, int64_t weight, uint16_t event);
+void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on);
+void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
+                   uint32_t name, uint64_t start, uint64_t end, uint32_t s,
+                   int64_t a, uint64_t b);
+
+/* Sorts samples by thread, then by time (stable), and sets sample.first.
+ * Returns 0, or -1 when out of memory. */
+int pc_group_samples(pc_profile *p);
+
+/* Computes perm, the order of n rows by thread (thread ids < nt) and then
+ * by time, stable; first[t] receives the position of thread t's first row
+ * (first has nt + 1 entries).  Returns 0, or -1 when out of memory. */
+int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
+                       size_t n, size_t nt, uint32_t *perm, size_t *first);
+
+/* Drops the samples whose keep[i] is 0, preserving order (and sample.first
+ * when grouped). */
+void pc_keep_samples(pc_profile *p, const uint8_t *keep);
+
+/* Category of a frame of the library or file at path with function name
+ * (see category.c for the rules). */
+int pc_category_of(const char *path, size_t path_len, const char *name);
+
+/* Fills order with every thread id in output order: by pid, the main
+ * thread (tid == pid) first, then by sample count (most first), then tid.
+ * When main_of is not NULL, main_of[t] receives the main thread of t's
+ * process, or PC_NONE.  Needs grouped samples for the counts. */
+void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of);
+
+/* The typical sampling interval: the median positive gap between
+ * consecutive samples of a thread (1 ms when there is none). */
+uint64_t pc_interval_ns(const pc_profile *p);
+
+/* Writes v as "0x..." (at least "0x0") into buf[19]. */
+void pc_format_hex(char *buf, uint64_t v);
+
+/* Earliest time of any sample, switch or marker (0 when there are none). */
+uint64_t pc_start_time(const pc_profile *p);
+
+/* Grows each column in cols to hold need rows; *cap is the common
+ * capacity.  Returns 0, or -1 when out of memory (columns stay valid). */
+struct pc_col {
+    void **p;
+    size_t size;
+};
+#define PC_COL(x) {(void **)&(x), sizeof *(x)}
+int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
+
+#endif

@@ -1,0 +1,754 @@
+#include "read_simpleperf.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "pbwire.h"
+#include "source.h"
+
+/* ---- Record layer ---- */
+
+int sp_detect(const uint8_t *data, size_t len)
+{
+    return len >= SP_MAGIC_LEN && memcmp(data, SP_MAGIC, SP_MAGIC_LEN) == 0;
+}
+
+int sp_open(sp_reader *r, pc_input *in, pc_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->in = in;
+    int got = src_need(in, SP_MAGIC_LEN + 2, err);
+    if (got < 0)
+        return -got;
+    if (!sp_detect(src_ptr(in), src_avail(in)))
+        return src_fail_at(in, err, 0, "not a simpleperf report-sample file "
+                                       "(no SIMPLEPERF magic)");
+    if (!got)
+        return src_fail_at(in, err, src_avail(in),
+                           "file ends inside the header (expected a 2-byte version)");
+    const uint8_t *h = src_ptr(in);
+    r->version = (uint16_t)(h[10] | h[11] << 8);
+    if (r->version != 1)
+        return src_fail_at(in, err, SP_MAGIC_LEN,
+                           "unsupported version %u (expected 1)", r->version);
+    src_skip(in, SP_MAGIC_LEN + 2);
+    return PC_OK;
+}
+
+void sp_close(sp_reader *r)
+{
+    free(r->chain);
+    free(r->strs[0]);
+    free(r->strs[1]);
+    memset(r, 0, sizeof *r);
+}
+
+const char *sp_error_code_name(uint32_t code)
+{
+    static const char *const names[] = {
+        "ERROR_NONE", "ERROR_UNKNOWN", "ERROR_NOT_ENOUGH_STACK",
+        "ERROR_MEMORY_INVALID", "ERROR_UNWIND_INFO", "ERROR_INVALID_MAP",
+        "ERROR_MAX_FRAME_EXCEEDED", "ERROR_REPEATED_FRAME", "ERROR_INVALID_ELF",
+    };
+    return code < sizeof names / sizeof *names ? names[code] : NULL;
+}
+
+/* Context for decoding one record: failures name the record. */
+typedef struct dec {
+    sp_reader *r;
+    pc_error *err;
+    pb_reader *top;
+} dec;
+
+static int wire_fail(dec *d, const pb_reader *pr)
+{
+    src_fail_at(d->r->in, d->err, pb_offset(pr, pr->err_at),
+                "record %zu: %s", d->r->n_records + 1, pb_strerror(pr->err));
+    return -1;
+}
+
+/* Reads the next field of pr, checking the wire type of known fields via
+ * expect[number] (0xff: any).  Returns 1, 0 at the end, -1 on error. */
+static int next_field(dec *d, pb_reader *pr, pb_field *f,
+                      const uint8_t *expect, size_t n_expect)
+{
+    int got = pb_next(pr, f);
+    if (got < 0)
+        return wire_fail(d, pr);
+    if (got && f->number < n_expect && expect[f->number] != 0xff &&
+        pb_expect(pr, f, expect[f->number]) < 0)
+        return wire_fail(d, pr);
+    return got;
+}
+
+static int push_str(dec *d, int which, size_t *n, const pb_field *f)
+{
+    sp_reader *r = d->r;
+    if (*n == r->strs_cap[which]) {
+        size_t cap = r->strs_cap[which] ? r->strs_cap[which] * 2 : 64;
+        sp_str *s = realloc(r->strs[which], cap * sizeof *s);
+        if (!s) {
+            pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+            return -1;
+        }
+        r->strs[which] = s;
+        r->strs_cap[which] = cap;
+    }
+    r->strs[which][*n].s = (const char *)f->data;
+    r->strs[which][*n].len = f->len;
+    (*n)++;
+    return 0;
+}
+
+static sp_str as_str(const pb_field *f)
+{
+    sp_str s = {(const char *)f->data, f->len};
+    return s;
+}
+
+#define V PB_VARINT
+#define L PB_LEN
+#define ANY 0xff
+
+static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
+{
+    static const uint8_t expect[] = {ANY, V, V, V, V};
+    pb_field f;
+    int got;
+    memset(e, 0, sizeof *e);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: e->vaddr = f.value; break;
+        case 2: e->file_id = (uint32_t)f.value; break;
+        case 3: e->symbol_id = (int32_t)(uint32_t)f.value; break;
+        case 4:
+            /* proto2 keeps an unknown enum value as an unknown field, so
+             * the entry reads as if the type were absent. */
+            if (f.value <= PC_EXEC_ART) {
+                e->exec = (uint8_t)f.value;
+                e->has_exec = 1;
+            }
+            break;
+        }
+    }
+    return got;
+}
+
+static int dec_unwind(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, V};
+    pb_field f;
+    int got;
+    rec->sample.has_unwind = 1;
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->sample.raw_error_code = (uint32_t)f.value; break;
+        case 2: rec->sample.error_addr = f.value; break;
+        case 3: rec->sample.error_code = (uint32_t)f.value; break;
+        }
+    }
+    return got;
+}
+
+static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, L, V, V, L};
+    sp_reader *r = d->r;
+    pb_field f;
+    pb_reader sub;
+    int got;
+    size_t n = 0;
+    memset(&rec->sample, 0, sizeof rec->sample);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->sample.time = f.value; break;
+        case 2: rec->sample.tid = (int32_t)(uint32_t)f.value; break;
+        case 3:
+            if (n == r->chain_cap) {
+                size_t cap = r->chain_cap ? r->chain_cap * 2 : 256;
+                sp_entry *c = realloc(r->chain, cap * sizeof *c);
+                if (!c) {
+                    pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+                    return -1;
+                }
+                r->chain = c;
+                r->chain_cap = cap;
+            }
+            pb_reader_sub(pr, &f, &sub);
+            if (dec_entry(d, &sub, &r->chain[n++]) < 0)
+                return -1;
+            break;
+        case 4: rec->sample.event_count = f.value; break;
+        case 5: rec->sample.event_type_id = (uint32_t)f.value; break;
+        case 6:
+            pb_reader_sub(pr, &f, &sub);
+            if (dec_unwind(d, &sub, rec) < 0)
+                return -1;
+            break;
+        }
+    }
+    rec->sample.chain = r->chain;
+    rec->sample.n_chain = n;
+    return got;
+}
+
+static int dec_lost(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V};
+    pb_field f;
+    int got;
+    memset(&rec->lost, 0, sizeof rec->lost);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        if (f.number == 1)
+            rec->lost.sample_count = f.value;
+        else if (f.number == 2)
+            rec->lost.lost_count = f.value;
+    }
+    return got;
+}
+
+static int dec_file(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, L, L, L};
+    pb_field f;
+    int got;
+    memset(&rec->file, 0, sizeof rec->file);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->file.id = (uint32_t)f.value; break;
+        case 2: rec->file.path = as_str(&f); break;
+        case 3:
+            if (push_str(d, 0, &rec->file.n_symbols, &f) < 0)
+                return -1;
+            break;
+        case 4:
+            if (push_str(d, 1, &rec->file.n_mangled, &f) < 0)
+                return -1;
+            break;
+        }
+    }
+    rec->file.symbols = d->r->strs[0];
+    rec->file.mangled = d->r->strs[1];
+    return got;
+}
+
+static int dec_thread(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, L};
+    pb_field f;
+    int got;
+    memset(&rec->thread, 0, sizeof rec->thread);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->thread.tid = (uint32_t)f.value; break;
+        case 2: rec->thread.pid = (uint32_t)f.value; break;
+        case 3: rec->thread.name = as_str(&f); break;
+        }
+    }
+    return got;
+}
+
+static int dec_meta(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, L, L, L, L, L, V};
+    pb_field f;
+    int got;
+    memset(&rec->meta, 0, sizeof rec->meta);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1:
+            if (push_str(d, 0, &rec->meta.n_event_types, &f) < 0)
+                return -1;
+            break;
+        case 2:
+            rec->meta.app_package = as_str(&f);
+            rec->meta.has_app_package = 1;
+            break;
+        case 3:
+            rec->meta.app_type = as_str(&f);
+            rec->meta.has_app_type = 1;
+            break;
+        case 4:
+            rec->meta.sdk_version = as_str(&f);
+            rec->meta.has_sdk_version = 1;
+            break;
+        case 5:
+            rec->meta.build_type = as_str(&f);
+            rec->meta.has_build_type = 1;
+            break;
+        case 6: rec->meta.trace_offcpu = f.value != 0; break;
+        }
+    }
+    rec->meta.event_types = d->r->strs[0];
+    return got;
+}
+
+static int dec_switch(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, V};
+    pb_field f;
+    int got;
+    memset(&rec->sw, 0, sizeof rec->sw);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->sw.on = f.value != 0; break;
+        case 2: rec->sw.time = f.value; break;
+        case 3: rec->sw.tid = (uint32_t)f.value; break;
+        }
+    }
+    return got;
+}
+
+#undef V
+#undef L
+
+static int dec_record(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, PB_LEN, PB_LEN, PB_LEN, PB_LEN, PB_LEN, PB_LEN};
+    static int (*const member[])(dec *, pb_reader *, sp_record *) = {
+        NULL, dec_sample, dec_lost, dec_file, dec_thread, dec_meta, dec_switch,
+    };
+    pb_field f;
+    pb_reader sub;
+    int got;
+    rec->kind = SP_NONE;
+    /* Record is a oneof: when several members are present, as protobuf
+     * parsers do, the last one wins. */
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        if (f.number >= 1 && f.number <= 6) {
+            pb_reader_sub(pr, &f, &sub);
+            if (member[f.number](d, &sub, rec) < 0)
+                return -1;
+            rec->kind = (int)f.number;
+        }
+    }
+    return got;
+}
+
+#undef ANY
+
+int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
+{
+    pc_input *in = r->in;
+    src_skip(in, r->consumed);
+    r->consumed = 0;
+    if (r->done)
+        return 0;
+
+    uint64_t off = src_offset(in);
+    int got = src_need(in, 4, err);
+    if (got < 0)
+        return -1;
+    if (!got) {
+        if (src_avail(in) == 0)
+            src_fail_at(in, err, off,
+                        "file ends after %zu records without the terminating "
+                        "zero size (truncated file?)", r->n_records);
+        else
+            src_fail_at(in, err, off, "file ends inside a record size "
+                                      "(%zu of 4 bytes)", src_avail(in));
+        return -1;
+    }
+    const uint8_t *h = src_ptr(in);
+    uint32_t size = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
+                    (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+    src_skip(in, 4);
+    if (size == 0) {
+        r->done = 1;
+        if ((got = src_need(in, 1, err)) < 0)
+            return -1;
+        if (got) {
+            src_fail_at(in, err, off + 4, "%zu bytes of trailing data after "
+                                          "the terminating zero size",
+                        src_avail(in));
+            return -1;
+        }
+        return 0;
+    }
+    if ((got = src_need(in, size, err)) < 0)
+        return -1;
+    if (!got) {
+        src_fail_at(in, err, off, "record %zu claims %" PRIu32 " bytes but "
+                                  "only %zu remain (truncated file?)",
+                    r->n_records + 1, size, src_avail(in));
+        return -1;
+    }
+    pb_reader pr;
+    dec d = {r, err, &pr};
+    pb_reader_init(&pr, src_ptr(in), size, off + 4);
+    rec->offset = off;
+    rec->size = size;
+    rec->index = r->n_records + 1;
+    if (dec_record(&d, &pr, rec) < 0)
+        return -1;
+    r->consumed = size;
+    r->n_records++;
+    return 1;
+}
+
+/* ---- Model builder ---- */
+
+typedef struct build {
+    pc_profile *p;
+    const pc_options *o;
+    pc_input *in;
+    pc_error *err;
+
+    /* A frame per distinct callchain entry; frame ids equal the model's. */
+    struct {
+        uint32_t *file;
+        int32_t *sym;
+        uint64_t *vaddr;
+        uint8_t *exec;
+        uint64_t *first_off;  /* record where the entry first appeared */
+        size_t n, cap;
+        pc_htab idx;
+    } fr;
+
+    pc_htab tid_idx;  /* over p->thread.tid */
+
+    /* Files by id: path and a range of syms[] for their symbols. */
+    struct {
+        uint32_t *id, *path, *nsym;
+        size_t *sym0;
+        uint64_t *off;
+        size_t n, cap;
+        pc_htab idx;
+    } files;
+    uint32_t *syms;
+    size_t nsyms, symcap;
+
+    int have_meta;
+    int pre_meta;                 /* samples came before MetaInfo */
+    uint32_t max_event;           /* largest event_type_id among them */
+    uint64_t max_event_off;
+    size_t n_switches;
+} build;
+
+static int nomem(build *b)
+{
+    return pc_fail(b->err, PC_ENOMEM, "%s: out of memory", src_name(b->in));
+}
+
+static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
+{
+    pc_probe pr;
+    uint64_t h = pc_mix64(e->vaddr ^ pc_mix64((uint64_t)e->file_id << 32 |
+                                              (uint32_t)e->symbol_id) ^ e->exec);
+    if (pc_htab_reserve(&b->fr.idx, b->fr.n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&b->fr.idx, h, &pr);
+    for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
+        if (b->fr.vaddr[id] == e->vaddr && b->fr.file[id] == e->file_id &&
+            b->fr.sym[id] == e->symbol_id && b->fr.exec[id] == e->exec)
+            return id;
+    struct pc_col cols[] = {PC_COL(b->fr.file), PC_COL(b->fr.sym),
+                            PC_COL(b->fr.vaddr), PC_COL(b->fr.exec),
+                            PC_COL(b->fr.first_off)};
+    if (pc_grow_cols(&b->fr.cap, b->fr.n + 1, cols, 5) < 0)
+        return PC_NONE;
+    /* The name comes with the File record at the end of the file. */
+    uint32_t id = pc_add_frame(b->p, PC_NONE, e->vaddr, PC_CAT_USER, e->exec);
+    if (id == PC_NONE)
+        return PC_NONE;
+    b->fr.n++;
+    b->fr.file[id] = e->file_id;
+    b->fr.sym[id] = e->symbol_id;
+    b->fr.vaddr[id] = e->vaddr;
+    b->fr.exec[id] = e->exec;
+    b->fr.first_off[id] = off;
+    pc_htab_insert(&b->fr.idx, &pr, id);
+    return id;
+}
+
+/* Finds or creates the thread of tid; pid and name come from Thread
+ * records, usually at the end of the file. */
+static uint32_t thread_of(build *b, int64_t tid)
+{
+    pc_profile *p = b->p;
+    pc_probe pr;
+    if (pc_htab_reserve(&b->tid_idx, p->thread.n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&b->tid_idx, pc_mix64((uint64_t)tid), &pr);
+    for (uint32_t id; (id = pc_probe_next(&b->tid_idx, &pr)) != PC_NONE;)
+        if (p->thread.tid[id] == tid)
+            return id;
+    uint32_t id = pc_add_thread(p, -1, tid, PC_NONE);
+    if (id != PC_NONE)
+        pc_htab_insert(&b->tid_idx, &pr, id);
+    return id;
+}
+
+static int on_sample(build *b, const sp_record *rec)
+{
+    pc_profile *p = b->p;
+    uint32_t thread = thread_of(b, rec->sample.tid);
+    uint32_t stack = PC_NONE;
+
+    if (thread == PC_NONE)
+        return nomem(b);
+    uint32_t ev = rec->sample.event_type_id;
+    if (ev > UINT16_MAX || (b->have_meta && ev >= p->meta.n_events))
+        return src_fail_at(b->in, b->err, rec->offset,
+                           "record %zu: sample event_type_id %" PRIu32
+                           " is out of range (%zu event types)",
+                           rec->index, ev, p->meta.n_events);
+    if (!b->have_meta && (!b->pre_meta || ev > b->max_event)) {
+        /* Checked once MetaInfo has been seen, at the end. */
+        b->pre_meta = 1;
+        b->max_event = ev;
+        b->max_event_off = rec->offset;
+    }
+    /* The callchain is leaf first; stacks are built from the root. */
+    for (size_t i = rec->sample.n_chain; i-- > 0;) {
+        uint32_t frame = frame_of(b, &rec->sample.chain[i], rec->offset);
+        if (frame == PC_NONE)
+            return nomem(b);
+        stack = pc_stack(p, stack, frame);
+    }
+    pc_add_sample(p, thread, rec->sample.time, stack,
+                  (int64_t)rec->sample.event_count,
+                  (uint16_t)rec->sample.event_type_id);
+    if (rec->sample.has_unwind && rec->sample.error_code != 0) {
+        const char *name = sp_error_code_name(rec->sample.error_code);
+        char buf[32];
+        if (!name) {
+            snprintf(buf, sizeof buf, "ERROR_%" PRIu32, rec->sample.error_code);
+            name = buf;
+        }
+        pc_add_marker(p, thread, PC_MARK_UNWIND,
+                      pc_intern_cstr(p, "Unwind error"), rec->sample.time,
+                      rec->sample.time, pc_intern_cstr(p, name),
+                      rec->sample.raw_error_code, rec->sample.error_addr);
+    }
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+static int on_file(build *b, const sp_record *rec)
+{
+    pc_probe pr;
+    if (pc_htab_reserve(&b->files.idx, b->files.n + 1) < 0)
+        return nomem(b);
+    pc_probe_start(&b->files.idx, pc_mix64(rec->file.id), &pr);
+    for (uint32_t i; (i = pc_probe_next(&b->files.idx, &pr)) != PC_NONE;)
+        if (b->files.id[i] == rec->file.id)
+            return src_fail_at(b->in, b->err, rec->offset,
+                               "File id %" PRIu32 " appears twice (first at "
+                               "offset %" PRIu64 ")",
+                               rec->file.id, b->files.off[i]);
+    struct pc_col cols[] = {PC_COL(b->files.id), PC_COL(b->files.path),
+                            PC_COL(b->files.nsym), PC_COL(b->files.sym0),
+                            PC_COL(b->files.off)};
+    if (pc_grow_cols(&b->files.cap, b->files.n + 1, cols, 5) < 0)
+        return nomem(b);
+    if (rec->file.n_symbols > UINT32_MAX ||
+        pc_grow_cols(&b->symcap, b->nsyms + rec->file.n_symbols,
+                     (struct pc_col[]){PC_COL(b->syms)}, 1) < 0)
+        return nomem(b);
+    size_t i = b->files.n++;
+    b->files.id[i] = rec->file.id;
+    b->files.path[i] = pc_intern(b->p, rec->file.path.s, rec->file.path.len);
+    b->files.nsym[i] = (uint32_t)rec->file.n_symbols;
+    b->files.sym0[i] = b->nsyms;
+    b->files.off[i] = rec->offset;
+    for (size_t k = 0; k < rec->file.n_symbols; k++)
+        b->syms[b->nsyms++] = pc_intern(b->p, rec->file.symbols[k].s,
+                                        rec->file.symbols[k].len);
+    pc_htab_insert(&b->files.idx, &pr, (uint32_t)i);
+    return b->p->oom ? nomem(b) : PC_OK;
+}
+
+static int on_thread(build *b, const sp_record *rec)
+{
+    uint32_t t = thread_of(b, rec->thread.tid);
+    if (t == PC_NONE)
+        return nomem(b);
+    /* A later record for the same thread carries its newer name. */
+    b->p->thread.pid[t] = rec->thread.pid;
+    b->p->thread.name[t] = pc_intern(b->p, rec->thread.name.s, rec->thread.name.len);
+    return b->p->oom ? nomem(b) : PC_OK;
+}
+
+static uint32_t opt_str(pc_profile *p, int has, sp_str s)
+{
+    return has ? pc_intern(p, s.s, s.len) : PC_NONE;
+}
+
+static int on_meta(build *b, const sp_record *rec)
+{
+    pc_profile *p = b->p;
+    if (b->have_meta) {
+        pc_log(b->o, PC_LOG_WARN, "%s: offset %" PRIu64 ": ignoring a second "
+                                  "MetaInfo record", src_name(b->in), rec->offset);
+        return PC_OK;
+    }
+    b->have_meta = 1;
+    if (rec->meta.n_event_types > UINT16_MAX + 1)
+        return src_fail_at(b->in, b->err, rec->offset, "MetaInfo lists %zu "
+                           "event types (at most 65536 are supported)",
+                           rec->meta.n_event_types);
+    p->meta.event = malloc((rec->meta.n_event_types + 1) * sizeof *p->meta.event);
+    if (!p->meta.event)
+        return nomem(b);
+    for (size_t i = 0; i < rec->meta.n_event_types; i++)
+        p->meta.event[i] = pc_intern(p, rec->meta.event_types[i].s,
+                                     rec->meta.event_types[i].len);
+    p->meta.n_events = rec->meta.n_event_types;
+    p->meta.app_package = opt_str(p, rec->meta.has_app_package, rec->meta.app_package);
+    p->meta.app_type = opt_str(p, rec->meta.has_app_type, rec->meta.app_type);
+    p->meta.sdk_version = opt_str(p, rec->meta.has_sdk_version, rec->meta.sdk_version);
+    p->meta.build_type = opt_str(p, rec->meta.has_build_type, rec->meta.build_type);
+    p->meta.trace_offcpu = rec->meta.trace_offcpu;
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+static int on_switch(build *b, const sp_record *rec)
+{
+    uint32_t t = thread_of(b, rec->sw.tid);
+    if (t == PC_NONE)
+        return nomem(b);
+    pc_add_switch(b->p, t, rec->sw.time, rec->sw.on);
+    return b->p->oom ? nomem(b) : PC_OK;
+}
+
+/* Names each frame from its File record, once all records are read. */
+static int resolve_frames(build *b)
+{
+    pc_profile *p = b->p;
+    char name[64];
+    for (size_t id = 0; id < b->fr.n; id++) {
+        pc_probe pr;
+        uint32_t fi = PC_NONE;
+        pc_probe_start(&b->files.idx, pc_mix64(b->fr.file[id]), &pr);
+        if (b->files.n)
+            for (uint32_t i; (i = pc_probe_next(&b->files.idx, &pr)) != PC_NONE;)
+                if (b->files.id[i] == b->fr.file[id]) {
+                    fi = i;
+                    break;
+                }
+        if (fi == PC_NONE)
+            return src_fail_at(b->in, b->err, b->fr.first_off[id],
+                               "sample refers to file_id %" PRIu32
+                               ", which has no File record", b->fr.file[id]);
+        int32_t sym = b->fr.sym[id];
+        uint32_t path = b->files.path[fi];
+        const char *path_s = pc_str(&p->str, path);
+        size_t path_len = pc_str_len(&p->str, path);
+        uint32_t fname;
+        if (sym == -1) {
+            /* Keep unknown code apart by address, as "libfoo.so+0x1a2b". */
+            const char *base = path_s + path_len;
+            while (base > path_s && base[-1] != '/')
+                base--;
+            int n = snprintf(name, sizeof name, "+0x%" PRIx64, b->fr.vaddr[id]);
+            size_t blen = (size_t)(path_s + path_len - base);
+            char *full = malloc(blen + (size_t)n + 1);
+            if (!full)
+                return nomem(b);
+            memcpy(full, base, blen);
+            memcpy(full + blen, name, (size_t)n + 1);
+            fname = pc_intern(p, full, blen + (size_t)n);
+            free(full);
+        } else if (sym < 0 || (uint32_t)sym >= b->files.nsym[fi]) {
+            return src_fail_at(b->in, b->err, b->fr.first_off[id],
+                               "sample refers to symbol_id %" PRId32 " of file_id %"
+                               PRIu32 ", which has %" PRIu32 " symbols",
+                               sym, b->fr.file[id], b->files.nsym[fi]);
+        } else {
+            fname = b->syms[b->files.sym0[fi] + (size_t)sym];
+        }
+        if (p->oom)
+            return nomem(b);
+        /* Interning may have moved the arena: take the path again. */
+        path_s = pc_str(&p->str, path);
+        p->frame.func[id] = pc_func(p, fname, pc_resource(p, path));
+        p->frame.cat[id] = (uint8_t)pc_category_of(path_s, path_len,
+                                                   pc_str(&p->str, fname));
+    }
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+/* Gives threads that had samples but no Thread record a name and pid. */
+static int name_orphans(build *b)
+{
+    pc_profile *p = b->p;
+    for (size_t t = 0; t < p->thread.n; t++) {
+        if (p->thread.name[t] != PC_NONE)
+            continue;
+        char name[48];
+        snprintf(name, sizeof name, "thread %" PRId64, p->thread.tid[t]);
+        p->thread.name[t] = pc_intern_cstr(p, name);
+        p->thread.pid[t] = p->thread.tid[t];
+    }
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+static void free_build(build *b)
+{
+    free(b->fr.file);
+    free(b->fr.sym);
+    free(b->fr.vaddr);
+    free(b->fr.exec);
+    free(b->fr.first_off);
+    pc_htab_free(&b->fr.idx);
+    pc_htab_free(&b->tid_idx);
+    free(b->files.id);
+    free(b->files.path);
+    free(b->files.nsym);
+    free(b->files.sym0);
+    free(b->files.off);
+    pc_htab_free(&b->files.idx);
+    free(b->syms);
+}
+
+int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
+                       pc_error *err)
+{
+    sp_reader r;
+    sp_record rec;
+    build b;
+    int st, got;
+
+    memset(&b, 0, sizeof b);
+    b.p = p;
+    b.o = o;
+    b.in = in;
+    b.err = err;
+    p->meta.source = pc_intern_cstr(p, "simpleperf");
+    if ((st = sp_open(&r, in, err)) != PC_OK)
+        return st;
+    while ((got = sp_next(&r, &rec, err)) > 0) {
+        switch (rec.kind) {
+        case SP_SAMPLE: st = on_sample(&b, &rec); break;
+        case SP_FILE: st = on_file(&b, &rec); break;
+        case SP_THREAD: st = on_thread(&b, &rec); break;
+        case SP_META: st = on_meta(&b, &rec); break;
+        case SP_SWITCH: st = on_switch(&b, &rec); break;
+        case SP_LOST:
+            p->meta.has_lost = 1;
+            p->meta.lost_sample_count = rec.lost.sample_count;
+            p->meta.lost_count = rec.lost.lost_count;
+            break;
+        default: break;
+        }
+        if (st != PC_OK)
+            break;
+    }
+    if (got < 0)
+        st = err->status;
+    if (st == PC_OK && b.pre_meta && b.max_event >= p->meta.n_events)
+        st = src_fail_at(in, err, b.max_event_off, "sample event_type_id %" PRIu32
+                         " is out of range (%zu event types%s)", b.max_event,
+                         p->meta.n_events, b.have_meta ? "" : ": no MetaInfo record");
+    if (st == PC_OK)
+        st = resolve_frames(&b);
+    if (st == PC_OK)
+        st = name_orphans(&b);
+    p->sample.read = p->sample.n;
+    free_build(&b);
+    sp_close(&r);
+    return st;
+}

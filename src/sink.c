@@ -1,0 +1,270 @@
+#define _POSIX_C_SOURCE 200809L
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "error.h"
+
+#define BUF_SIZE (1u << 20)
+
+struct pc_sink {
+    char *path;        /* target, for messages and the final rename */
+    char *tmp;         /* temporary file, NULL for stdout and memory */
+    int fd;            /* -1 for memory */
+    uint8_t *buf;      /* uncompressed bytes waiting */
+    size_t len;
+
+    int gzip;
+    z_stream zs;
+    uint8_t *zout;
+
+    unsigned char *mem;  /* memory sink: everything written so far */
+    size_t mem_len, mem_cap;
+
+    int failed;        /* a pc_status once something went wrong */
+    char msg[512];
+};
+
+static void fail_errno(pc_sink *s, int status, const char *what)
+{
+    if (s->failed)
+        return;
+    s->failed = status;
+    snprintf(s->msg, sizeof s->msg, "%s: %s: %s", s->path, what, strerror(errno));
+}
+
+static void emit(pc_sink *s, const uint8_t *p, size_t n)
+{
+    if (s->failed)
+        return;
+    if (s->fd < 0) {
+        if (s->mem_cap - s->mem_len < n) {
+            size_t cap = s->mem_cap ? s->mem_cap : BUF_SIZE;
+            while (cap - s->mem_len < n)
+                cap *= 2;
+            unsigned char *m = realloc(s->mem, cap);
+            if (!m) {
+                errno = ENOMEM;
+                fail_errno(s, PC_ENOMEM, "cannot hold the output");
+                return;
+            }
+            s->mem = m;
+            s->mem_cap = cap;
+        }
+        memcpy(s->mem + s->mem_len, p, n);
+        s->mem_len += n;
+        return;
+    }
+    while (n) {
+        ssize_t w = write(s->fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            fail_errno(s, PC_EIO, "write failed");
+            return;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void flush(pc_sink *s, int finish)
+{
+    if (!s->gzip) {
+        emit(s, s->buf, s->len);
+        s->len = 0;
+        return;
+    }
+    s->zs.next_in = s->buf;
+    s->zs.avail_in = (uInt)s->len;
+    for (;;) {
+        s->zs.next_out = s->zout;
+        s->zs.avail_out = BUF_SIZE;
+        int z = deflate(&s->zs, finish ? Z_FINISH : Z_NO_FLUSH);
+        if (z == Z_STREAM_ERROR) {
+            if (!s->failed) {
+                s->failed = PC_EIO;
+                snprintf(s->msg, sizeof s->msg, "%s: gzip compression failed", s->path);
+            }
+            break;
+        }
+        emit(s, s->zout, BUF_SIZE - s->zs.avail_out);
+        if (finish ? z == Z_STREAM_END : s->zs.avail_out != 0)
+            break;
+    }
+    s->len = 0;
+}
+
+uint8_t *sink_reserve(pc_sink *s, size_t n)
+{
+    if (BUF_SIZE - s->len < n)
+        flush(s, 0);
+    return s->buf + s->len;
+}
+
+void sink_advance(pc_sink *s, size_t n)
+{
+    s->len += n;
+}
+
+void sink_write(pc_sink *s, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len) {
+        if (s->len == BUF_SIZE)
+            flush(s, 0);
+        size_t k = BUF_SIZE - s->len;
+        if (k > len)
+            k = len;
+        memcpy(s->buf + s->len, p, k);
+        s->len += k;
+        p += k;
+        len -= k;
+    }
+}
+
+static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
+{
+    pc_sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
+    s->fd = -1;
+    s->path = strdup(path);
+    s->buf = malloc(BUF_SIZE);
+    if (!s->path || !s->buf) {
+        sink_abort(s);
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
+    }
+    if (gzip_level > 0) {
+        s->zout = malloc(BUF_SIZE);
+        /* windowBits 16 + 15: a gzip wrapper, written as a single member
+         * because browsers reject anything after the first one. */
+        if (!s->zout || deflateInit2(&s->zs, gzip_level > 9 ? 9 : gzip_level,
+                                     Z_DEFLATED, 16 + 15, 8,
+                                     Z_DEFAULT_STRATEGY) != Z_OK) {
+            sink_abort(s);
+            return pc_fail(err, PC_ENOMEM, "%s: cannot start gzip compression", path);
+        }
+        s->gzip = 1;
+    }
+    *out = s;
+    return PC_OK;
+}
+
+int sink_open_memory(pc_sink **out, int gzip_level, pc_error *err)
+{
+    return make(out, "<memory>", gzip_level, err);
+}
+
+int sink_open_file(pc_sink **out, const char *path, int gzip_level,
+                   pc_error *err)
+{
+    pc_sink *s;
+    int st;
+    if (strcmp(path, "-") == 0) {
+        if ((st = make(&s, "<stdout>", gzip_level, err)) != PC_OK)
+            return st;
+        s->fd = STDOUT_FILENO;
+        *out = s;
+        return PC_OK;
+    }
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return pc_fail(err, PC_EIO, "%s: is a directory", path);
+    if ((st = make(&s, path, gzip_level, err)) != PC_OK)
+        return st;
+    /* The temporary file sits beside the target so the rename is atomic. */
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dirlen;
+    size_t n = strlen(path) + 32;
+    s->tmp = malloc(n);
+    if (!s->tmp) {
+        sink_abort(s);
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
+    }
+    snprintf(s->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, base);
+    s->fd = mkstemp(s->tmp);
+    if (s->fd < 0) {
+        st = pc_fail(err, PC_EIO, "%s: cannot create: %s", path, strerror(errno));
+        free(s->tmp);
+        s->tmp = NULL;
+        sink_abort(s);
+        return st;
+    }
+    *out = s;
+    return PC_OK;
+}
+
+/* mkstemp creates 0600; give the file the mode a plain open() would. */
+static void set_mode(pc_sink *s)
+{
+    struct stat sb;
+    mode_t mode;
+    if (stat(s->path, &sb) == 0) {
+        mode = sb.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(s->fd, mode) < 0)
+        fail_errno(s, PC_EIO, "cannot set permissions");
+}
+
+int sink_finish(pc_sink *s, unsigned char **data, size_t *size, pc_error *err)
+{
+    flush(s, 1);
+    if (s->tmp && !s->failed) {
+        set_mode(s);
+        if (close(s->fd) < 0)
+            fail_errno(s, PC_EIO, "write failed");
+        s->fd = -2;
+        if (!s->failed && rename(s->tmp, s->path) < 0)
+            fail_errno(s, PC_EIO, "cannot rename the finished file into place");
+        if (!s->failed) {
+            free(s->tmp);
+            s->tmp = NULL;
+        }
+    }
+    if (s->failed) {
+        int st = pc_fail(err, s->failed, "%s", s->msg);
+        sink_abort(s);
+        return st;
+    }
+    if (data) {
+        *data = s->mem;
+        *size = s->mem_len;
+        s->mem = NULL;
+    }
+    sink_abort(s);
+    return PC_OK;
+}
+
+void sink_abort(pc_sink *s)
+{
+    if (!s)
+        return;
+    if (s->gzip)
+        deflateEnd(&s->zs);
+    if (s->tmp) {
+        if (s->fd >= 0)
+            close(s->fd);
+        unlink(s->tmp);
+    }
+    free(s->tmp);
+    free(s->path);
+    free(s->buf);
+    free(s->zout);
+    free(s->mem);
+    free(s);
+}

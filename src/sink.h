@@ -1,0 +1,45 @@
+/* Output sink: buffers bytes, optionally wraps them in one gzip member,
+ * and delivers them to a file, standard output or memory.
+ *
+ * A file is written under a temporary name in the target's directory and
+ * renamed over the target by sink_finish() only when everything was
+ * written; sink_abort() removes the temporary file.  So the target either
+ * receives the whole output or keeps its old content.
+ *
+ * Writers fill the buffer directly: sink_reserve(s, n) returns room for at
+ * least n (<= SINK_RESERVE_MAX) bytes, sink_advance(s, k) commits k of
+ * them.  The first failure is latched: later calls do nothing and
+ * sink_finish() reports it.
+ */
+#ifndef PROFCONV_SINK_H
+#define PROFCONV_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profconv.h"
+
+#define SINK_RESERVE_MAX 4096
+
+typedef struct pc_sink pc_sink;
+
+/* Opens path for writing ("-": standard output, never gzipped unless asked).
+ * gzip_level 0 means no compression. */
+int sink_open_file(pc_sink **s, const char *path, int gzip_level,
+                   pc_error *err);
+int sink_open_memory(pc_sink **s, int gzip_level, pc_error *err);
+
+uint8_t *sink_reserve(pc_sink *s, size_t n);
+void sink_advance(pc_sink *s, size_t n);
+void sink_write(pc_sink *s, const void *data, size_t len);
+
+/* Completes the output (gzip trailer, rename into place) and frees s.
+ * For a memory sink, *data and *size receive the bytes (caller frees);
+ * pass NULL for a file sink.  On failure nothing is left behind. */
+int sink_finish(pc_sink *s, unsigned char **data, size_t *size,
+                pc_error *err);
+
+/* Discards the output, removes any temporary file and frees s. */
+void sink_abort(pc_sink *s);
+
+#endif

@@ -1,0 +1,44 @@
+/* The input byte stream behind a pc_input: a file, standard input or a
+ * memory block, gunzipped on the fly when it starts with the gzip magic.
+ *
+ * Readers pull bytes through a window: src_need() makes n bytes available
+ * contiguously at src_ptr(), src_skip() consumes them.  The window grows
+ * only as far as data really arrives, so a corrupt length field asking for
+ * gigabytes costs no more memory than the input holds.  Memory inputs that
+ * are not compressed are never copied.
+ *
+ * Offsets (src_offset) count bytes of the decoded stream from its start;
+ * for gzip input they are offsets into the decompressed data.
+ */
+#ifndef PROFCONV_SOURCE_H
+#define PROFCONV_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profconv.h"
+
+/* Returns 1 when n bytes are available at src_ptr(), 0 when the stream
+ * ends first (src_avail() then tells how many remain), or an error status
+ * (negative of enum pc_status) with err filled. */
+int src_need(pc_input *in, size_t n, pc_error *err);
+
+const uint8_t *src_ptr(const pc_input *in);
+size_t src_avail(const pc_input *in);
+void src_skip(pc_input *in, size_t n);
+
+/* Offset of src_ptr() in the decoded stream. */
+uint64_t src_offset(const pc_input *in);
+
+/* The input's name as given to pc_input_open ("-" is "<stdin>"). */
+const char *src_name(const pc_input *in);
+
+/* Fills err with "NAME: offset N: MESSAGE" (noting decompressed offsets
+ * for gzip input) and returns PC_EINPUT. */
+int src_fail_at(const pc_input *in, pc_error *err, uint64_t offset,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Marks the input as consumed; pc_convert refuses to read it again. */
+int src_claim(pc_input *in);
+
+#endif

@@ -1,0 +1,26 @@
+/* Transforms that work on the profile model after reading, whatever the
+ * input format.  Each returns 0 or a pc_status with err filled. */
+#ifndef PROFCONV_TRANSFORM_H
+#define PROFCONV_TRANSFORM_H
+
+#include "model.h"
+#include "profconv.h"
+
+/* Keeps the samples of one event type (o->event, else the first event type
+ * that has samples), or of all event types for off-CPU recordings, and logs
+ * which were kept and which left out.  An unknown o->event is a usage
+ * error. */
+int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* In each thread (samples grouped and sorted), drops every run of at most
+ * max_gap consecutive samples whose stack is incomplete, meaning it holds
+ * no frame of __libc_init or __start_thread.  Threads without any complete
+ * stack are left alone.  max_gap <= 0 does nothing. */
+int pc_remove_gaps(pc_profile *p, int max_gap, const pc_options *o,
+                   pc_error *err);
+
+/* Adds an Off-CPU interval marker for each time a thread was switched out,
+ * from its context switches. */
+int pc_switch_markers(pc_profile *p, pc_error *err);
+
+#endif

@@ -1,0 +1,504 @@
+/* Writer for the Firefox Profiler's Gecko profile format (JSON).
+ *
+ * Facts used (../shared/formats/firefox.md §1): each thread carries its own
+ * string, frame and stack tables; frames are located by the string
+ * "symbol (in path)", from which the profiler derives funcs and resources;
+ * stacks list parents before children; samples must be sorted by time; a
+ * grey category must exist; meta.markerSchema must be present.
+ *
+ * We write format version 24, the one simpleperf's gecko_profile_generator
+ * and the profiler's own perf importer write: every deployed profiler reads
+ * it and upgrades it on load, while newer versions would be refused by
+ * older deployments for no gain (versions 25-36 add nothing we use).
+ *
+ * The model may hold several frames per function (one per address) and a
+ * category per frame; Gecko frames carry no address, so model frames are
+ * merged by (func, category) and stacks re-interned over the merged frames
+ * before anything is written.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "json_out.h"
+#include "model.h"
+#include "write.h"
+
+#define GECKO_VERSION 24
+
+/* Model frames and stacks merged into what Gecko can express. */
+typedef struct merged {
+    uint32_t *gf_of_frame;          /* model frame -> merged frame */
+    uint32_t *gf_func;
+    uint8_t *gf_cat;
+    size_t n_gf;
+    uint32_t *gs_of_stack;          /* model stack -> merged stack */
+    uint32_t *gs_prefix, *gs_frame;
+    size_t n_gs;
+} merged;
+
+static void merged_free(merged *m)
+{
+    free(m->gf_of_frame);
+    free(m->gf_func);
+    free(m->gf_cat);
+    free(m->gs_of_stack);
+    free(m->gs_prefix);
+    free(m->gs_frame);
+}
+
+static int merge(const pc_profile *p, merged *m)
+{
+    pc_htab idx = {0};
+    size_t nf = p->frame.n, ns = p->stack.n;
+    int ok = 1;
+
+    memset(m, 0, sizeof *m);
+    m->gf_of_frame = malloc((nf + 1) * sizeof *m->gf_of_frame);
+    m->gf_func = malloc((nf + 1) * sizeof *m->gf_func);
+    m->gf_cat = malloc(nf + 1);
+    m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
+    m->gs_prefix = malloc((ns + 1) * sizeof *m->gs_prefix);
+    m->gs_frame = malloc((ns + 1) * sizeof *m->gs_frame);
+    if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gs_of_stack ||
+        !m->gs_prefix || !m->gs_frame || pc_htab_reserve(&idx, nf) < 0)
+        ok = 0;
+    for (size_t f = 0; ok && f < nf; f++) {
+        pc_probe pr;
+        uint32_t func = p->frame.func[f], g;
+        uint8_t cat = p->frame.cat[f];
+        pc_probe_start(&idx, pc_mix64((uint64_t)func << 8 | cat), &pr);
+        while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
+            if (m->gf_func[g] == func && m->gf_cat[g] == cat)
+                break;
+        if (g == PC_NONE) {
+            g = (uint32_t)m->n_gf++;
+            m->gf_func[g] = func;
+            m->gf_cat[g] = cat;
+            pc_htab_insert(&idx, &pr, g);
+        }
+        m->gf_of_frame[f] = g;
+    }
+    pc_htab_free(&idx);
+    if (ok && pc_htab_reserve(&idx, ns) < 0)
+        ok = 0;
+    /* Model stacks come parents first, so each prefix is mapped already. */
+    for (size_t s = 0; ok && s < ns; s++) {
+        pc_probe pr;
+        uint32_t pre = p->stack.prefix[s];
+        uint32_t gp = pre == PC_NONE ? PC_NONE : m->gs_of_stack[pre];
+        uint32_t gf = m->gf_of_frame[p->stack.frame[s]], g;
+        pc_probe_start(&idx, pc_mix64((uint64_t)gp << 32 | gf), &pr);
+        while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
+            if (m->gs_prefix[g] == gp && m->gs_frame[g] == gf)
+                break;
+        if (g == PC_NONE) {
+            g = (uint32_t)m->n_gs++;
+            m->gs_prefix[g] = gp;
+            m->gs_frame[g] = gf;
+            pc_htab_insert(&idx, &pr, g);
+        }
+        m->gs_of_stack[s] = g;
+    }
+    pc_htab_free(&idx);
+    if (!ok)
+        merged_free(m);
+    return ok ? 0 : -1;
+}
+
+/* Per-thread renumbering: which merged stacks, frames and strings a thread
+ * uses, and their local indexes.  Stamps avoid clearing arrays between
+ * threads, so the cost is proportional to what each thread uses. */
+typedef struct local {
+    uint32_t *stack_stamp, *stack_idx;  /* by merged stack */
+    uint32_t *frame_stamp, *frame_idx;  /* by merged frame */
+    uint32_t *str_stamp, *str_idx;      /* by model string (marker names) */
+    uint32_t *stacks;                   /* merged stacks used, ascending */
+    size_t n_stacks;
+    uint32_t *frames;                   /* merged frames used, in order */
+    size_t n_frames;
+    uint32_t *strs;                     /* extra strings after the frames */
+    size_t n_strs;
+    uint32_t stamp;
+} local;
+
+static void local_free(local *l)
+{
+    free(l->stack_stamp);
+    free(l->stack_idx);
+    free(l->frame_stamp);
+    free(l->frame_idx);
+    free(l->str_stamp);
+    free(l->str_idx);
+    free(l->stacks);
+    free(l->frames);
+    free(l->strs);
+}
+
+static int local_init(local *l, const pc_profile *p, const merged *m)
+{
+    memset(l, 0, sizeof *l);
+    l->stack_stamp = calloc(m->n_gs + 1, sizeof *l->stack_stamp);
+    l->stack_idx = malloc((m->n_gs + 1) * sizeof *l->stack_idx);
+    l->frame_stamp = calloc(m->n_gf + 1, sizeof *l->frame_stamp);
+    l->frame_idx = malloc((m->n_gf + 1) * sizeof *l->frame_idx);
+    l->str_stamp = calloc(p->str.n + 1, sizeof *l->str_stamp);
+    l->str_idx = malloc((p->str.n + 1) * sizeof *l->str_idx);
+    l->stacks = malloc((m->n_gs + 1) * sizeof *l->stacks);
+    l->frames = malloc((m->n_gf + 1) * sizeof *l->frames);
+    l->strs = malloc((p->str.n + 1) * sizeof *l->strs);
+    if (!l->stack_stamp || !l->stack_idx || !l->frame_stamp || !l->frame_idx ||
+        !l->str_stamp || !l->str_idx || !l->stacks || !l->frames || !l->strs) {
+        local_free(l);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Collects what thread t uses: stacks of its samples with their ancestors,
+ * their frames, and its marker names. */
+static void local_collect(local *l, const pc_profile *p, const merged *m,
+                          uint32_t t, const uint32_t *markers, size_t n_markers)
+{
+    uint32_t stamp = ++l->stamp;
+    l->n_stacks = l->n_frames = l->n_strs = 0;
+    for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
+        uint32_t s = p->sample.stack[i];
+        if (s == PC_NONE)
+            continue;
+        for (uint32_t g = m->gs_of_stack[s];
+             g != PC_NONE && l->stack_stamp[g] != stamp; g = m->gs_prefix[g]) {
+            l->stack_stamp[g] = stamp;
+            l->stacks[l->n_stacks++] = g;
+        }
+    }
+    /* Merged ids are topologically ordered, so ascending order keeps
+     * parents before children. */
+    qsort(l->stacks, l->n_stacks, sizeof *l->stacks, cmp_u32);
+    for (size_t k = 0; k < l->n_stacks; k++) {
+        uint32_t g = l->stacks[k], f = m->gs_frame[g];
+        l->stack_idx[g] = (uint32_t)k;
+        if (l->frame_stamp[f] != stamp) {
+            l->frame_stamp[f] = stamp;
+            l->frame_idx[f] = (uint32_t)l->n_frames;
+            l->frames[l->n_frames++] = f;
+        }
+    }
+    /* String i is the location of frame i; marker names follow. */
+    for (size_t k = 0; k < n_markers; k++) {
+        uint32_t name = p->marker.name[markers[k]];
+        if (l->str_stamp[name] != stamp) {
+            l->str_stamp[name] = stamp;
+            l->str_idx[name] = (uint32_t)(l->n_frames + l->n_strs);
+            l->strs[l->n_strs++] = name;
+        }
+    }
+}
+
+static const char marker_schema[] =
+    "[{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\",\"tableLabel\":\"Off-CPU\","
+    "\"chartLabel\":\"Off-CPU\",\"display\":[\"marker-chart\",\"marker-table\","
+    "\"timeline-overview\"],\"data\":[{\"label\":\"Description\",\"value\":"
+    "\"The thread was switched out by the scheduler (context switch records).\"}]},"
+    "{\"name\":\"UnwindError\",\"tooltipLabel\":\"Unwinding stopped: {marker.data.error}\","
+    "\"tableLabel\":\"{marker.data.error}\",\"chartLabel\":\"{marker.data.error}\","
+    "\"display\":[\"marker-chart\",\"marker-table\"],\"data\":["
+    "{\"key\":\"error\",\"label\":\"Error\",\"format\":\"string\",\"searchable\":true},"
+    "{\"key\":\"rawCode\",\"label\":\"Raw error code\",\"format\":\"integer\"},"
+    "{\"key\":\"address\",\"label\":\"Error address\",\"format\":\"string\"}]}]";
+
+static void str_id(jw *w, const pc_profile *p, uint32_t id)
+{
+    jw_str(w, pc_str(&p->str, id), pc_str_len(&p->str, id));
+}
+
+static void write_meta(jw *w, const pc_profile *p, uint64_t start,
+                       uint64_t interval)
+{
+    jw_key(w, "meta");
+    jw_obj(w);
+    jw_key(w, "version");
+    jw_int(w, GECKO_VERSION);
+    jw_key(w, "interval");
+    jw_ms(w, interval);
+    jw_key(w, "startTime");
+    jw_ms(w, start);
+    jw_key(w, "processType");
+    jw_int(w, 0);
+    jw_key(w, "product");
+    if (p->meta.app_package != PC_NONE)
+        str_id(w, p, p->meta.app_package);
+    else
+        jw_cstr(w, p->meta.source != PC_NONE ? pc_str(&p->str, p->meta.source)
+                                             : "profile");
+    if (p->meta.sdk_version != PC_NONE || p->meta.app_type != PC_NONE) {
+        jw_key(w, "platform");
+        jw_cstr(w, "Android");
+    }
+    if (p->meta.sdk_version != PC_NONE) {
+        jw_key(w, "oscpu");
+        jw_str_begin(w);
+        jw_str_part(w, "Android SDK ", 12);
+        jw_str_part(w, pc_str(&p->str, p->meta.sdk_version),
+                    pc_str_len(&p->str, p->meta.sdk_version));
+        jw_str_end(w);
+    }
+    if (p->meta.build_type != PC_NONE) {
+        jw_key(w, "misc");
+        str_id(w, p, p->meta.build_type);
+    }
+    jw_key(w, "debug");
+    jw_int(w, p->meta.app_type != PC_NONE &&
+                  strcmp(pc_str(&p->str, p->meta.app_type), "debuggable") == 0);
+    jw_key(w, "stackwalk");
+    jw_int(w, 1);
+    jw_key(w, "gcpoison");
+    jw_int(w, 0);
+    jw_key(w, "asyncstack");
+    jw_int(w, 1);
+    jw_key(w, "shutdownTime");
+    jw_null(w);
+    jw_key(w, "presymbolicated");
+    jw_bool(w, 1);
+    jw_key(w, "categories");
+    jw_arr(w);
+    for (int c = 0; c < PC_CAT_COUNT; c++) {
+        jw_obj(w);
+        jw_key(w, "name");
+        jw_cstr(w, pc_categories[c].name);
+        jw_key(w, "color");
+        jw_cstr(w, pc_categories[c].color);
+        jw_key(w, "subcategories");
+        jw_raw(w, "[\"Other\"]");
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+    jw_key(w, "markerSchema");
+    jw_raw(w, marker_schema);
+    jw_obj_end(w);
+}
+
+static void write_markers(jw *w, const pc_profile *p, const local *l,
+                          const uint32_t *markers, size_t n, uint64_t start)
+{
+    jw_key(w, "markers");
+    jw_obj(w);
+    jw_key(w, "schema");
+    jw_raw(w, "{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
+              "\"category\":4,\"data\":5}");
+    jw_key(w, "data");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = markers[k];
+        jw_arr(w);
+        jw_uint(w, l->str_idx[p->marker.name[i]]);
+        jw_ms(w, p->marker.start[i] - start);
+        if (p->marker.type[i] == PC_MARK_OFFCPU) {
+            jw_ms(w, p->marker.end[i] - start);
+            jw_int(w, 1);
+            jw_int(w, PC_CAT_OFFCPU);
+            jw_raw(w, "{\"type\":\"OffCPU\"}");
+        } else {
+            char addr[24];
+            jw_null(w);
+            jw_int(w, 0);
+            jw_int(w, PC_CAT_OTHER);
+            jw_obj(w);
+            jw_key(w, "type");
+            jw_cstr(w, "UnwindError");
+            jw_key(w, "error");
+            str_id(w, p, p->marker.s[i]);
+            jw_key(w, "rawCode");
+            jw_int(w, p->marker.a[i]);
+            jw_key(w, "address");
+            pc_format_hex(addr, p->marker.b[i]);
+            jw_cstr(w, addr);
+            jw_obj_end(w);
+        }
+        jw_arr_end(w);
+    }
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void write_tables(jw *w, const pc_profile *p, const merged *m,
+                         const local *l)
+{
+    jw_key(w, "stackTable");
+    jw_obj(w);
+    jw_key(w, "schema");
+    jw_raw(w, "{\"prefix\":0,\"frame\":1}");
+    jw_key(w, "data");
+    jw_arr(w);
+    for (size_t k = 0; k < l->n_stacks; k++) {
+        uint32_t g = l->stacks[k];
+        jw_arr(w);
+        if (m->gs_prefix[g] == PC_NONE)
+            jw_null(w);
+        else
+            jw_uint(w, l->stack_idx[m->gs_prefix[g]]);
+        jw_uint(w, l->frame_idx[m->gs_frame[g]]);
+        jw_arr_end(w);
+    }
+    jw_arr_end(w);
+    jw_obj_end(w);
+
+    jw_key(w, "frameTable");
+    jw_obj(w);
+    jw_key(w, "schema");
+    jw_raw(w, "{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,"
+              "\"implementation\":3,\"line\":4,\"column\":5,\"category\":6,"
+              "\"subcategory\":7}");
+    jw_key(w, "data");
+    jw_arr(w);
+    for (size_t k = 0; k < l->n_frames; k++) {
+        jw_arr(w);
+        jw_uint(w, k);  /* string k is this frame's location */
+        jw_raw(w, "false,0,null,null,null");
+        jw_int(w, m->gf_cat[l->frames[k]]);
+        jw_int(w, 0);
+        jw_arr_end(w);
+    }
+    jw_arr_end(w);
+    jw_obj_end(w);
+
+    jw_key(w, "stringTable");
+    jw_arr(w);
+    for (size_t k = 0; k < l->n_frames; k++) {
+        uint32_t func = m->gf_func[l->frames[k]];
+        uint32_t name = p->func.name[func];
+        uint32_t path = p->res.name[p->func.res[func]];
+        jw_str_begin(w);
+        jw_str_part(w, pc_str(&p->str, name), pc_str_len(&p->str, name));
+        jw_str_part(w, " (in ", 5);
+        jw_str_part(w, pc_str(&p->str, path), pc_str_len(&p->str, path));
+        jw_str_part(w, ")", 1);
+        jw_str_end(w);
+    }
+    for (size_t k = 0; k < l->n_strs; k++)
+        str_id(w, p, l->strs[k]);
+    jw_arr_end(w);
+}
+
+static void write_thread(jw *w, const pc_profile *p, const merged *m,
+                         const local *l, uint32_t t, const uint32_t *main_of,
+                         const uint32_t *markers, size_t n_markers,
+                         uint64_t start)
+{
+    size_t a = p->sample.first[t], b = p->sample.first[t + 1];
+    uint64_t first = UINT64_MAX;
+    if (a < b)
+        first = p->sample.time[a];
+    if (n_markers && p->marker.start[markers[0]] < first)
+        first = p->marker.start[markers[0]];
+
+    jw_obj(w);
+    jw_key(w, "name");
+    str_id(w, p, p->thread.name[t]);
+    jw_key(w, "processType");
+    jw_cstr(w, "default");
+    uint32_t main = main_of[t];
+    if (main != PC_NONE) {
+        jw_key(w, "processName");
+        str_id(w, p, p->thread.name[main]);
+    }
+    jw_key(w, "pid");
+    jw_int(w, p->thread.pid[t]);
+    jw_key(w, "tid");
+    jw_int(w, p->thread.tid[t]);
+    jw_key(w, "registerTime");
+    jw_ms(w, first == UINT64_MAX ? 0 : first - start);
+    jw_key(w, "unregisterTime");
+    jw_null(w);
+
+    jw_key(w, "samples");
+    jw_obj(w);
+    jw_key(w, "schema");
+    jw_raw(w, "{\"stack\":0,\"time\":1,\"eventDelay\":2}");
+    jw_key(w, "data");
+    jw_arr(w);
+    for (size_t i = a; i < b; i++) {
+        uint32_t s = p->sample.stack[i];
+        jw_arr(w);
+        if (s == PC_NONE)
+            jw_null(w);
+        else
+            jw_uint(w, l->stack_idx[m->gs_of_stack[s]]);
+        jw_ms(w, p->sample.time[i] - start);
+        jw_int(w, 0);
+        jw_arr_end(w);
+    }
+    jw_arr_end(w);
+    jw_obj_end(w);
+
+    write_markers(w, p, l, markers, n_markers, start);
+    write_tables(w, p, m, l);
+    jw_obj_end(w);
+}
+
+int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
+{
+    merged m;
+    local l;
+    size_t nt = p->thread.n, nm = p->marker.n;
+    uint32_t *order = malloc((nt + 1) * sizeof *order);
+    uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
+    uint32_t *mperm = malloc((nm + 1) * sizeof *mperm);
+    size_t *mfirst = malloc((nt + 1) * sizeof *mfirst);
+    int st = PC_OK;
+
+    if (!order || !main_of || !mperm || !mfirst ||
+        pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm,
+                           mfirst) < 0) {
+        free(order);
+        free(main_of);
+        free(mperm);
+        free(mfirst);
+        return pc_fail(err, PC_ENOMEM, "out of memory");
+    }
+    pc_thread_order(p, order, main_of);
+    if (merge(p, &m) < 0) {
+        st = pc_fail(err, PC_ENOMEM, "out of memory");
+    } else {
+        if (local_init(&l, p, &m) < 0) {
+            st = pc_fail(err, PC_ENOMEM, "out of memory");
+        } else {
+            uint64_t start = pc_start_time(p);
+            jw w;
+            jw_init(&w, s);
+            jw_obj(&w);
+            write_meta(&w, p, start, pc_interval_ns(p));
+            jw_key(&w, "libs");
+            jw_raw(&w, "[]");
+            jw_key(&w, "threads");
+            jw_arr(&w);
+            for (size_t k = 0; k < nt; k++) {
+                uint32_t t = order[k];
+                const uint32_t *mk = mperm + mfirst[t];
+                size_t n = mfirst[t + 1] - mfirst[t];
+                local_collect(&l, p, &m, t, mk, n);
+                write_thread(&w, p, &m, &l, t, main_of, mk, n, start);
+            }
+            jw_arr_end(&w);
+            jw_key(&w, "processes");
+            jw_raw(&w, "[]");
+            jw_key(&w, "pausedRanges");
+            jw_raw(&w, "[]");
+            jw_obj_end(&w);
+            sink_write(s, "\n", 1);
+            local_free(&l);
+        }
+        merged_free(&m);
+    }
+    free(order);
+    free(main_of);
+    free(mperm);
+    free(mfirst);
+    return st;
+}

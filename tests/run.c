@@ -1,0 +1,192 @@
+/* Test runner: runs every registered test (or those whose name contains
+ * argv[1]) and ends with the summary line CI reads. */
+#define _POSIX_C_SOURCE 200809L
+#include "t.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define MAX_TESTS 512
+
+static struct {
+    const char *name;
+    t_fn fn;
+} tests[MAX_TESTS];
+static int ntests;
+
+static int passed, failed, skipped;
+static char case_name[256];
+static int case_open, case_fails, case_skipped;
+
+void t_register(const char *name, t_fn fn)
+{
+    if (ntests < MAX_TESTS) {
+        tests[ntests].name = name;
+        tests[ntests].fn = fn;
+        ntests++;
+    }
+}
+
+static void case_end(void)
+{
+    if (!case_open)
+        return;
+    if (case_skipped && !case_fails) {
+        skipped++;
+    } else if (case_fails) {
+        failed++;
+        printf("FAIL %s\n", case_name);
+    } else {
+        passed++;
+    }
+    case_open = 0;
+}
+
+static void case_begin(const char *name)
+{
+    case_end();
+    snprintf(case_name, sizeof case_name, "%s", name);
+    case_open = 1;
+    case_fails = 0;
+    case_skipped = 0;
+}
+
+void t_case(const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    case_begin(buf);
+}
+
+void t_skip(const char *fmt, ...)
+{
+    va_list ap;
+    printf("SKIP %s: ", case_name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    case_skipped = 1;
+}
+
+void t_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    printf("  %s:%d: [%s] ", file, line, case_name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    case_fails++;
+}
+
+int t_case_failures(void)
+{
+    return case_fails;
+}
+
+const char *t_shared(void)
+{
+    static int probed;
+    static const char *path;
+    if (!probed) {
+        struct stat st;
+        probed = 1;
+        if (stat("../shared/corpus", &st) == 0 && S_ISDIR(st.st_mode))
+            path = "../shared";
+    }
+    return path;
+}
+
+static char tmp_dir[64];
+
+const char *t_tmpdir(void)
+{
+    char *dir = tmp_dir;
+    if (!dir[0]) {
+        snprintf(dir, sizeof tmp_dir, "/tmp/profconv-test-XXXXXX");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    return dir;
+}
+
+const char *t_profconv(void)
+{
+    const char *p = getenv("PROFCONV");
+    return p ? p : "build/profconv";
+}
+
+unsigned char *t_read_file(const char *path, size_t *size)
+{
+    gzFile f = gzopen(path, "rb");
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0;
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (cap - len < 65536) {
+            size_t ncap = cap ? cap * 2 : 1 << 20;
+            unsigned char *n = realloc(buf, ncap + 1);
+            if (!n) {
+                free(buf);
+                gzclose(f);
+                return NULL;
+            }
+            buf = n;
+            cap = ncap;
+        }
+        int r = gzread(f, buf + len, (unsigned)(cap - len));
+        if (r < 0) {
+            free(buf);
+            gzclose(f);
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    gzclose(f);
+    buf[len] = 0;
+    *size = len;
+    return buf;
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!t_shared())
+        printf("SKIP: ../shared not found (corpus tests are skipped)\n");
+    for (int i = 0; i < ntests; i++) {
+        if (filter && !strstr(tests[i].name, filter))
+            continue;
+        case_begin(tests[i].name);
+        tests[i].fn();
+        case_end();
+    }
+    if (tmp_dir[0])
+        remove_tree(tmp_dir);
+    if (skipped)
+        printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    else
+        printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
