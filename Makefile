@@ -19,7 +19,7 @@ BUILD := build
 SANFLAGS :=
 endif
 
-CFLAGS_ALL = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
              -Iinclude -Isrc $(OPT) $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 LDLIBS_ALL = -lz $(LDLIBS)

@@ -1,5 +1,4 @@
 /* profconv command line: the only place that prints to the user or exits. */
-#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>

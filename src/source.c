@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L
 #include "source.h"
 
 #include <errno.h>

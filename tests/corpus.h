@@ -1,0 +1,30 @@
+/* Access to the shared simpleperf corpus (../shared/corpus/simpleperf):
+ * its MANIFEST.tsv rows and file paths. */
+#ifndef PROFCONV_TESTS_CORPUS_H
+#define PROFCONV_TESTS_CORPUS_H
+
+#include <stddef.h>
+
+enum {
+    M_KIND, M_FILE, M_INPUT, M_PRODUCER, M_OPTIONS, M_SAMPLES, M_THREADS,
+    M_EVENT_TYPES, M_CONTEXT_SWITCHES, M_LOST_COUNT, M_TRACE_OFFCPU, M_DUMP,
+    M_NOTES, M_COLUMNS
+};
+
+typedef struct corpus_row {
+    char *col[M_COLUMNS];  /* empty strings for missing columns */
+} corpus_row;
+
+/* Reads MANIFEST.tsv (without its header).  Returns the row count, 0 when
+ * the corpus is absent.  Free with corpus_free(). */
+size_t corpus_manifest(corpus_row **rows);
+void corpus_free(corpus_row *rows, size_t n);
+
+/* Path of a file given relative to the simpleperf corpus folder, in a
+ * static buffer overwritten by the next call. */
+const char *corpus_path(const char *rel);
+
+/* Reads a corpus file (relative path), gunzipping *.gz. */
+unsigned char *corpus_read(const char *rel, size_t *size);
+
+#endif

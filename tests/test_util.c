@@ -1,0 +1,149 @@
+#include "test_util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fixtures.h"
+#include "t.h"
+
+static char *rotating_buffer(void)
+{
+    static char bufs[4][8192];
+    static int next;
+    next = (next + 1) % 4;
+    bufs[next][0] = 0;
+    return bufs[next];
+}
+
+int convert_bytes(const void *data, size_t len, const pc_options *o,
+                  pc_profile **out, pc_error *err)
+{
+    pc_input *in;
+    *out = NULL;
+    int st = pc_input_open_memory(&in, data, len, "fixture", err);
+    if (st == PC_OK) {
+        st = pc_convert(in, o, out, err);
+        pc_input_close(in);
+    }
+    return st;
+}
+
+int convert_fixture_status(const pc_options *o, pc_error *err)
+{
+    spe e;
+    pc_profile *p;
+    fx_android(&e);
+    int st = convert_bytes(e.out.data, e.out.len, o, &p, err);
+    pc_profile_free(p);
+    spe_free(&e);
+    return st;
+}
+
+pc_profile *convert_fixture(const pc_options *o)
+{
+    spe e;
+    pc_profile *p;
+    pc_error err;
+    fx_android(&e);
+    if (convert_bytes(e.out.data, e.out.len, o, &p, &err) != PC_OK)
+        t_fail(__FILE__, __LINE__, "fixture conversion failed: %s", err.message);
+    spe_free(&e);
+    return p;
+}
+
+uint32_t find_thread(const pc_profile *p, int64_t tid)
+{
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.tid[t] == tid)
+            return (uint32_t)t;
+    return PC_NONE;
+}
+
+size_t thread_samples(const pc_profile *p, uint32_t t)
+{
+    return p->sample.first[t + 1] - p->sample.first[t];
+}
+
+const char *thread_times_us(const pc_profile *p, uint32_t t)
+{
+    char *buf = rotating_buffer();
+    size_t used = 0;
+    if (t == PC_NONE)
+        return "(no such thread)";
+    for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
+        int n = snprintf(buf + used, 8192 - used, "%s%" PRIu64, used ? "," : "",
+                         (uint64_t)((p->sample.time[i] - FX_T0) / 1000));
+        if (n < 0 || (size_t)n >= 8192 - used)
+            break;
+        used += (size_t)n;
+    }
+    return buf;
+}
+
+const char *stack_text(const pc_profile *p, uint32_t stack)
+{
+    char *buf = rotating_buffer();
+    uint32_t chain[256];
+    size_t n = 0, used = 0;
+    for (uint32_t s = stack; s != PC_NONE && n < 256; s = p->stack.prefix[s])
+        chain[n++] = s;
+    while (n-- > 0) {
+        uint32_t func = p->frame.func[p->stack.frame[chain[n]]];
+        int k = snprintf(buf + used, 8192 - used, "%s%s", used ? ";" : "",
+                         pc_str(&p->str, p->func.name[func]));
+        if (k < 0 || (size_t)k >= 8192 - used)
+            break;
+        used += (size_t)k;
+    }
+    return buf;
+}
+
+int frame_category(const pc_profile *p, const char *name)
+{
+    for (size_t f = 0; f < p->frame.n; f++)
+        if (strcmp(pc_str(&p->str, p->func.name[p->frame.func[f]]), name) == 0)
+            return p->frame.cat[f];
+    return -1;
+}
+
+static char log_text[8192];
+
+static void capture(void *ctx, int level, const char *message)
+{
+    (void)ctx;
+    size_t used = strlen(log_text);
+    snprintf(log_text + used, sizeof log_text - used, "%s%s\n",
+             level == PC_LOG_WARN ? "warning: " : "", message);
+}
+
+void log_capture_start(pc_options *o)
+{
+    log_text[0] = 0;
+    o->log = capture;
+    o->log_ctx = NULL;
+}
+
+const char *log_capture_text(void)
+{
+    return log_text;
+}
+
+size_t gzip_bytes(const void *data, size_t len, unsigned char **out)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    deflateInit2(&z, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY);
+    size_t cap = deflateBound(&z, len) + 64;
+    *out = malloc(cap);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = *out;
+    z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    size_t n = cap - z.avail_out;
+    deflateEnd(&z);
+    return n;
+}

@@ -1,0 +1,40 @@
+/* Helpers shared by the tests: converting fixtures and reading the model
+ * back as text. */
+#ifndef PROFCONV_TESTS_TEST_UTIL_H
+#define PROFCONV_TESTS_TEST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "profconv.h"
+
+/* Converts fx_android with o (NULL: defaults); records a failure and
+ * returns NULL if conversion fails. */
+pc_profile *convert_fixture(const pc_options *o);
+/* Converts fx_android and returns the status, discarding the profile. */
+int convert_fixture_status(const pc_options *o, pc_error *err);
+/* Converts len bytes; returns the status and *out (NULL on failure). */
+int convert_bytes(const void *data, size_t len, const pc_options *o,
+                  pc_profile **out, pc_error *err);
+
+uint32_t find_thread(const pc_profile *p, int64_t tid);
+size_t thread_samples(const pc_profile *p, uint32_t t);
+
+/* These return text in one of a few rotating static buffers. */
+/* Sample times of thread t relative to FX_T0, in microseconds, "a,b,c". */
+const char *thread_times_us(const pc_profile *p, uint32_t t);
+/* Function names of a stack, root first, joined by ';'. */
+const char *stack_text(const pc_profile *p, uint32_t stack);
+
+/* Category of the first frame whose function is named name, or -1. */
+int frame_category(const pc_profile *p, const char *name);
+
+/* Collects log lines sent through o's callback until the next start. */
+void log_capture_start(pc_options *o);
+const char *log_capture_text(void);
+
+/* Gzips len bytes as one member into *out (malloc'd); returns its size. */
+size_t gzip_bytes(const void *data, size_t len, unsigned char **out);
+
+#endif
