@@ -1,0 +1,353 @@
+/* The command line, run as a separate process: exit codes, messages,
+ * output files (created, replaced whole or left alone), standard input and
+ * output, gzip framing. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "fixtures.h"
+#include "t.h"
+#include "test_util.h"
+
+typedef struct run_result {
+    int status;             /* exit code, or -1 if it did not exit */
+    char err[4096];         /* standard error */
+    unsigned char *out;     /* standard output (malloc'd) */
+    size_t out_len;
+} run_result;
+
+/* Callers keep up to 8 of these at once. */
+static char *tmp_path(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    next = (next + 1) % 8;
+    snprintf(bufs[next], sizeof bufs[next], "%s/%s", t_tmpdir(), name);
+    return bufs[next];
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t n = fwrite(data, 1, len, f);
+    return fclose(f) == 0 && n == len ? 0 : -1;
+}
+
+/* Runs profconv with args (NULL-terminated) in dir (NULL: here), feeding
+ * stdin_file (NULL: /dev/null). */
+static void run(run_result *r, const char *dir, const char *stdin_file,
+                const char *const *args)
+{
+    const char *argv[32];
+    char exe[1024];
+    int n = 0;
+    /* The binary path is relative to the project root. */
+    if (t_profconv()[0] == '/')
+        snprintf(exe, sizeof exe, "%s", t_profconv());
+    else if (!getcwd(exe, sizeof exe - 256))
+        exe[0] = 0;
+    else
+        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    argv[n++] = exe;
+    while (args[n - 1] && n < 31) {
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+
+    char out_path[600], err_path[600];
+    snprintf(out_path, sizeof out_path, "%s/run.stdout", t_tmpdir());
+    snprintf(err_path, sizeof err_path, "%s/run.stderr", t_tmpdir());
+    pid_t pid = fork();
+    if (pid == 0) {
+        int in = open(stdin_file ? stdin_file : "/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0 || err < 0 || (dir && chdir(dir) < 0))
+            _exit(127);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    size_t len = 0;
+    unsigned char *e = t_read_file(err_path, &len);
+    snprintf(r->err, sizeof r->err, "%s", e ? (char *)e : "");
+    free(e);
+    r->out = t_read_file(out_path, &r->out_len);
+}
+
+/* Reads a file without gunzipping it. */
+static unsigned char *raw_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *d = malloc((size_t)n + 1);
+    *len = fread(d, 1, (size_t)n, f);
+    fclose(f);
+    d[*len] = 0;
+    return d;
+}
+
+/* 1 when data is exactly one gzip member whose content equals want. */
+static int one_gzip_member(const unsigned char *data, size_t len,
+                           const unsigned char *want, size_t want_len)
+{
+    unsigned char *back = malloc(want_len + 16);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    inflateInit2(&z, 16 + 15);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = back;
+    z.avail_out = (uInt)want_len + 16;
+    int r = inflate(&z, Z_FINISH);
+    int ok = r == Z_STREAM_END && z.avail_in == 0 && z.total_out == want_len &&
+             memcmp(back, want, want_len) == 0;
+    inflateEnd(&z);
+    free(back);
+    return ok;
+}
+
+static const char *fixture_file(void)
+{
+    static char *path;
+    if (!path) {
+        spe e;
+        fx_android(&e);
+        path = strdup(tmp_path("fx.trace"));
+        write_file(path, e.out.data, e.out.len);
+        spe_free(&e);
+    }
+    return path;
+}
+
+static size_t leftover_temp_files(void)
+{
+    size_t n = 0;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c '\\.tmp-'", t_tmpdir());
+    FILE *p = popen(cmd, "r");
+    if (p) {
+        if (fscanf(p, "%zu", &n) != 1)
+            n = 0;
+        pclose(p);
+    }
+    return n;
+}
+
+TEST(cli_help_and_version)
+{
+    run_result r;
+    run(&r, NULL, NULL, (const char *[]){"--version", NULL});
+    T_EQ_INT(r.status, 0);
+    T_CHECK(r.out && strncmp((char *)r.out, "profconv " PROFCONV_VERSION "\n",
+                             strlen(PROFCONV_VERSION) + 10) == 0);
+    free(r.out);
+
+    run(&r, NULL, NULL, (const char *[]){"--help", NULL});
+    T_EQ_INT(r.status, 0);
+    static const char *const documented[] = {
+        "usage: profconv", "--output", "--to", "--gzip", "--no-gzip",
+        "--remove-gaps", "--event", "--quiet", "--help", "--version",
+        "Examples:", "profiler.firefox.com", "Exit status: 0 success, 1 invalid "
+        "usage, 2 malformed or unsupported input,\n3 input/output error"};
+    for (size_t i = 0; i < sizeof documented / sizeof *documented; i++)
+        T_CONTAINS((char *)r.out, documented[i]);
+    free(r.out);
+}
+
+TEST(cli_usage_errors)
+{
+    static const struct {
+        const char *args[6];
+        const char *message;
+    } cases[] = {
+        {{NULL}, "profconv: no input file given\n"},
+        {{"--bogus", "x", NULL}, "profconv: unknown option '--bogus'\n"},
+        {{"-o", NULL}, "profconv: option '-o' needs a value\n"},
+        {{"--remove-gaps", "-1", "x", NULL}, "--remove-gaps needs a number >= 0, not '-1'"},
+        {{"--remove-gaps", "3x", "x", NULL}, "not '3x'"},
+        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: gecko)"},
+        {{"a", "b", NULL}, "only one input file is accepted ('b' is extra)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run_result r;
+        t_case("cli_usage_errors: %s", cases[i].message);
+        run(&r, NULL, NULL, cases[i].args);
+        T_EQ_INT(r.status, 1);
+        T_CONTAINS(r.err, cases[i].message);
+        T_CONTAINS(r.err, "Try 'profconv --help'");
+        free(r.out);
+    }
+}
+
+TEST(cli_converts_file)
+{
+    run_result r;
+    const char *out = tmp_path("conv.json");
+    run(&r, NULL, NULL, (const char *[]){fixture_file(), "-o", out, NULL});
+    T_EQ_INT(r.status, 0);
+    T_CONTAINS(r.err, "using event: cpu-cycles (11 samples); left out: cpu-clock (1 samples)");
+    T_CONTAINS(r.err, ": 5 threads, 8 of 12 samples\n");
+    free(r.out);
+    size_t len;
+    unsigned char *json = raw_file(out, &len);
+    T_CHECK(json && len > 100 && memcmp(json, "{\"meta\":{\"version\":24,", 22) == 0);
+    T_CHECK(json && json[len - 1] == '\n');
+
+    /* -q: silent on success; same bytes again (deterministic). */
+    const char *again = tmp_path("conv2.json");
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "-o", again, NULL});
+    T_EQ_INT(r.status, 0);
+    T_EQ_STR(r.err, "");
+    free(r.out);
+    size_t len2;
+    unsigned char *json2 = raw_file(again, &len2);
+    T_CHECK(json2 && len2 == len && memcmp(json, json2, len) == 0);
+
+    /* .gz: one gzip member holding the same JSON. */
+    const char *gz = tmp_path("conv.json.gz");
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "-o", gz, NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    size_t gz_len;
+    unsigned char *gzd = raw_file(gz, &gz_len);
+    T_CHECK(gzd && gz_len > 18 && gzd[0] == 0x1f && gzd[1] == 0x8b);
+    T_CHECK(gzd && one_gzip_member(gzd, gz_len, json, len));
+
+    /* --no-gzip wins over the name; --gzip compresses standard output. */
+    const char *plain = tmp_path("plain.json.gz");
+    run(&r, NULL, NULL, (const char *[]){"-q", "--no-gzip", fixture_file(), "-o", plain, NULL});
+    free(r.out);
+    size_t plain_len;
+    unsigned char *pd = raw_file(plain, &plain_len);
+    T_CHECK(pd && plain_len == len && memcmp(pd, json, len) == 0);
+    run(&r, NULL, NULL, (const char *[]){"-q", "--gzip", fixture_file(), "-o", "-", NULL});
+    T_EQ_INT(r.status, 0);
+    /* t_read_file gunzips what it reads, so stdout compares equal. */
+    T_CHECK(r.out && r.out_len == len && memcmp(r.out, json, len) == 0);
+    free(r.out);
+
+    T_EQ_INT(leftover_temp_files(), 0);
+    free(json);
+    free(json2);
+    free(gzd);
+    free(pd);
+}
+
+TEST(cli_stdin_and_default_name)
+{
+    run_result r;
+    run(&r, NULL, fixture_file(), (const char *[]){"-q", "-", NULL});
+    T_EQ_INT(r.status, 0);
+    T_CHECK(r.out && memcmp(r.out, "{\"meta\":", 8) == 0);
+    free(r.out);
+
+    /* Compressed standard input. */
+    spe e;
+    unsigned char *gz;
+    fx_android(&e);
+    size_t n = gzip_bytes(e.out.data, e.out.len, &gz);
+    const char *gz_in = tmp_path("fx-in.trace.gz");
+    write_file(gz_in, gz, n);
+    run(&r, NULL, gz_in, (const char *[]){"-", "-o", "-", NULL});
+    T_EQ_INT(r.status, 0);
+    T_CONTAINS(r.err, "profconv: wrote <stdout>: 5 threads, 8 of 12 samples");
+    free(r.out);
+
+    /* Without -o: the input's base name with .json.gz, here. */
+    run(&r, t_tmpdir(), NULL, (const char *[]){"-q", gz_in, NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    size_t len;
+    unsigned char *d = raw_file(tmp_path("fx-in.json.gz"), &len);
+    T_CHECK(d && len > 2 && d[0] == 0x1f && d[1] == 0x8b);
+    free(d);
+    free(gz);
+    spe_free(&e);
+}
+
+TEST(cli_bad_input_leaves_no_output)
+{
+    run_result r;
+    spe e;
+    fx_android(&e);
+    const char *bad = tmp_path("bad.trace");
+    write_file(bad, e.out.data, e.out.len - 7);
+    spe_free(&e);
+
+    /* No output file appears... */
+    const char *out = tmp_path("never.json");
+    run(&r, NULL, NULL, (const char *[]){bad, "-o", out, NULL});
+    T_EQ_INT(r.status, 2);
+    T_CONTAINS(r.err, "profconv: ");
+    T_CONTAINS(r.err, "bad.trace: offset ");
+    T_CHECK(strchr(r.err, '\n') == r.err + strlen(r.err) - 1);  /* one line */
+    T_CHECK(access(out, F_OK) != 0);
+    free(r.out);
+
+    /* ...and an existing one is left as it was. */
+    const char *keep = tmp_path("keep.json");
+    write_file(keep, "old content", 11);
+    run(&r, NULL, NULL, (const char *[]){bad, "-o", keep, NULL});
+    T_EQ_INT(r.status, 2);
+    free(r.out);
+    size_t len;
+    unsigned char *d = raw_file(keep, &len);
+    T_CHECK(d && len == 11 && memcmp(d, "old content", 11) == 0);
+    free(d);
+
+    /* A good conversion replaces it whole and keeps its permissions. */
+    chmod(keep, 0640);
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "-o", keep, NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    struct stat st;
+    T_CHECK(stat(keep, &st) == 0 && (st.st_mode & 0777) == 0640 && st.st_size > 1000);
+    T_EQ_INT(leftover_temp_files(), 0);
+}
+
+TEST(cli_io_errors)
+{
+    run_result r;
+    run(&r, NULL, NULL, (const char *[]){"/nonexistent/in.trace", NULL});
+    T_EQ_INT(r.status, 3);
+    T_CONTAINS(r.err, "profconv: /nonexistent/in.trace: cannot open: No such file or directory");
+    free(r.out);
+
+    run(&r, NULL, NULL, (const char *[]){fixture_file(), "-o", "/nonexistent/dir/out.json", NULL});
+    T_EQ_INT(r.status, 3);
+    T_CONTAINS(r.err, "profconv: /nonexistent/dir/out.json: cannot create: No such file or directory");
+    free(r.out);
+
+    run(&r, NULL, NULL, (const char *[]){fixture_file(), "-o", t_tmpdir(), NULL});
+    T_EQ_INT(r.status, 3);
+    T_CONTAINS(r.err, "is a directory");
+    free(r.out);
+
+    run(&r, NULL, NULL, (const char *[]){fixture_file(), "-o", fixture_file(), NULL});
+    T_EQ_INT(r.status, 1);
+    T_CONTAINS(r.err, "the output would overwrite the input");
+    free(r.out);
+
+    run(&r, NULL, NULL, (const char *[]){"--event", "nope", fixture_file(), "-o", "-", NULL});
+    T_EQ_INT(r.status, 1);
+    T_CONTAINS(r.err, "--event nope: no such event in this recording");
+    free(r.out);
+}
