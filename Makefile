@@ -65,7 +65,14 @@ example: $(BUILD)/profconv $(BUILD)/gen-simpleperf
 	./$(BUILD)/profconv example.trace -o example.json.gz
 	@echo "Open example.json.gz at https://profiler.firefox.com (Load a profile from file)."
 
-bench: $(BUILD)/profconv $(BUILD)/gen-simpleperf
+# The gzip comparison also measures libdeflate when libdeflate-dev is
+# installed; it is not needed otherwise.
+$(BUILD)/gzip-bench: bench/gzip_bench.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) $(LDLIBS_ALL) \
+	    $(if $(wildcard /usr/include/libdeflate.h),-ldeflate)
+
+bench: $(BUILD)/profconv $(BUILD)/gen-simpleperf $(BUILD)/gzip-bench
 	bash bench/run.sh $(BUILD)
 
 install: $(BUILD)/profconv $(BUILD)/libprofconv.a
