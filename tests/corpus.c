@@ -61,3 +61,30 @@ void corpus_free(corpus_row *rows, size_t n)
             free(rows[i].col[c]);
     free(rows);
 }
+
+const char *corpus_base(const corpus_row *row)
+{
+    const char *slash = strrchr(row->col[M_FILE], '/');
+    return slash ? slash + 1 : row->col[M_FILE];
+}
+
+void corpus_each(const char *kind, const char *suffix, const char *label,
+                 void (*fn)(const corpus_row *row))
+{
+    corpus_row *rows;
+    size_t n = corpus_manifest(&rows);
+    if (!n) {
+        t_skip("../shared not found (simpleperf corpus)");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *f = rows[i].col[M_FILE];
+        size_t len = strlen(f), k = suffix ? strlen(suffix) : 0;
+        if (strcmp(rows[i].col[M_KIND], kind) != 0 || len < k ||
+            (suffix && strcmp(f + len - k, suffix) != 0))
+            continue;
+        t_case("%s: %s", label, corpus_base(&rows[i]));
+        fn(&rows[i]);
+    }
+    corpus_free(rows, n);
+}

@@ -20,6 +20,15 @@ typedef struct corpus_row {
 size_t corpus_manifest(corpus_row **rows);
 void corpus_free(corpus_row *rows, size_t n);
 
+/* Calls fn for each MANIFEST row of the given kind ("input", "reference")
+ * whose file name ends with suffix (NULL: any), as its own test case named
+ * "label: <file name>".  Skips with a message when the corpus is absent. */
+void corpus_each(const char *kind, const char *suffix, const char *label,
+                 void (*fn)(const corpus_row *row));
+
+/* Base name of a row's file. */
+const char *corpus_base(const corpus_row *row);
+
 /* Path of a file given relative to the simpleperf corpus folder, in a
  * static buffer overwritten by the next call. */
 const char *corpus_path(const char *rel);

@@ -266,114 +266,104 @@ TEST(sp_gzip_input)
 
 /* simpleperf's own --dump-protobuf-report of each corpus file, reproduced
  * line for line by the project's decoder. */
-TEST(sp_dump_matches_simpleperf)
+static void dump_matches(const corpus_row *row)
 {
-    corpus_row *rows;
-    size_t n = corpus_manifest(&rows);
-    if (!n) {
-        t_skip("../shared not found (simpleperf corpus)");
-        return;
+    const char *file = row->col[M_FILE], *base = corpus_base(row);
+    char dump_rel[512];
+    size_t want_len, data_len, got_len;
+    snprintf(dump_rel, sizeof dump_rel, "dumps/%s.dump.txt", base);
+    char *want = (char *)corpus_read(dump_rel, &want_len);
+    if (!want) {
+        snprintf(dump_rel, sizeof dump_rel, "dumps/%s.dump.txt.gz", base);
+        want = (char *)corpus_read(dump_rel, &want_len);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(rows[i].col[M_KIND], "input") != 0)
-            continue;
-        const char *file = rows[i].col[M_FILE];
-        const char *base = strrchr(file, '/') + 1;
-        char dump_rel[512];
-        size_t want_len, data_len, got_len;
-        t_case("sp_dump: %s", base);
-        snprintf(dump_rel, sizeof dump_rel, "dumps/%s.dump.txt", base);
-        char *want = (char *)corpus_read(dump_rel, &want_len);
-        if (!want) {
-            snprintf(dump_rel, sizeof dump_rel, "dumps/%s.dump.txt.gz", base);
-            want = (char *)corpus_read(dump_rel, &want_len);
-        }
-        unsigned char *data = corpus_read(file, &data_len);
-        if (!want || !data) {
-            t_fail(__FILE__, __LINE__, "cannot read %s or its dump", file);
-            free(want);
-            free(data);
-            continue;
-        }
-        pc_input *in;
-        pc_error err;
-        char *got = NULL;
-        if (pc_input_open_memory(&in, data, data_len, base, &err) == PC_OK) {
-            got = sp_dump(in, &got_len, &err);
-            pc_input_close(in);
-        }
-        if (!got) {
-            t_fail(__FILE__, __LINE__, "decoding failed: %s", err.message);
-        } else if (got_len != want_len || memcmp(got, want, want_len) != 0) {
-            size_t line = 1, k = 0;
-            while (k < got_len && k < want_len && got[k] == want[k])
-                line += got[k++] == '\n';
-            t_fail(__FILE__, __LINE__, "dump differs from simpleperf's at line %zu", line);
-        }
-        free(got);
+    unsigned char *data = corpus_read(file, &data_len);
+    if (!want || !data) {
+        t_fail(__FILE__, __LINE__, "cannot read %s or its dump", file);
         free(want);
         free(data);
+        return;
     }
-    corpus_free(rows, n);
+    pc_input *in;
+    pc_error err;
+    char *got = NULL;
+    if (pc_input_open_memory(&in, data, data_len, base, &err) == PC_OK) {
+        got = sp_dump(in, &got_len, &err);
+        pc_input_close(in);
+    }
+    if (!got) {
+        t_fail(__FILE__, __LINE__, "decoding failed: %s", err.message);
+    } else if (got_len != want_len || memcmp(got, want, want_len) != 0) {
+        size_t line = 1, k = 0;
+        while (k < got_len && k < want_len && got[k] == want[k])
+            line += got[k++] == '\n';
+        t_fail(__FILE__, __LINE__, "dump differs from simpleperf's at line %zu", line);
+    }
+    free(got);
+    free(want);
+    free(data);
+}
+
+TEST(sp_dump_matches_simpleperf)
+{
+    corpus_each("input", NULL, "sp_dump", dump_matches);
 }
 
 /* MANIFEST.tsv's counts for every input: samples, Thread records, event
  * types, context switches, lost count, trace_offcpu. */
-TEST(sp_manifest_counts)
+static void manifest_counts(const corpus_row *row)
 {
-    corpus_row *rows;
-    size_t n = corpus_manifest(&rows);
-    if (!n) {
-        t_skip("../shared not found (simpleperf corpus)");
+    const char *file = row->col[M_FILE];
+    size_t len;
+    unsigned char *data = corpus_read(file, &len);
+    pc_input *in;
+    pc_error err;
+    sp_reader r;
+    sp_record rec;
+    size_t samples = 0, threads = 0, switches = 0;
+    unsigned long long lost = 0;
+    int offcpu = -1, got;
+    char events[256] = "";
+    if (!data || pc_input_open_memory(&in, data, len, file, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "cannot open %s", file);
+        free(data);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(rows[i].col[M_KIND], "input") != 0)
-            continue;
-        const char *file = rows[i].col[M_FILE];
-        size_t len;
-        t_case("sp_manifest: %s", strrchr(file, '/') + 1);
-        unsigned char *data = corpus_read(file, &len);
-        pc_input *in;
-        pc_error err;
-        sp_reader r;
-        sp_record rec;
-        size_t samples = 0, threads = 0, switches = 0;
-        unsigned long long lost = 0;
-        int offcpu = -1, got;
-        char events[256] = "";
-        if (!data || pc_input_open_memory(&in, data, len, file, &err) != PC_OK ||
-            sp_open(&r, in, &err) != PC_OK) {
-            t_fail(__FILE__, __LINE__, "cannot open %s", file);
-            free(data);
-            continue;
-        }
-        while ((got = sp_next(&r, &rec, &err)) > 0) {
-            samples += rec.kind == SP_SAMPLE;
-            threads += rec.kind == SP_THREAD;
-            switches += rec.kind == SP_SWITCH;
-            if (rec.kind == SP_LOST)
-                lost = rec.lost.lost_count;
-            if (rec.kind == SP_META) {
-                offcpu = rec.meta.trace_offcpu;
-                for (size_t k = 0; k < rec.meta.n_event_types; k++) {
-                    size_t used = strlen(events);
-                    snprintf(events + used, sizeof events - used, "%s%.*s",
-                             k ? "," : "", (int)rec.meta.event_types[k].len,
-                             rec.meta.event_types[k].s);
-                }
-            }
-        }
-        T_EQ_INT(got, 0);
-        T_EQ_INT(samples, atoll(rows[i].col[M_SAMPLES]));
-        T_EQ_INT(threads, atoll(rows[i].col[M_THREADS]));
-        T_EQ_INT(switches, atoll(rows[i].col[M_CONTEXT_SWITCHES]));
-        T_EQ_INT(lost, atoll(rows[i].col[M_LOST_COUNT]));
-        T_EQ_STR(events, rows[i].col[M_EVENT_TYPES]);
-        T_EQ_STR(offcpu ? "true" : "false", rows[i].col[M_TRACE_OFFCPU]);
-        sp_close(&r);
+    if (sp_open(&r, in, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "cannot open %s: %s", file, err.message);
         pc_input_close(in);
         free(data);
+        return;
     }
-    corpus_free(rows, n);
+    while ((got = sp_next(&r, &rec, &err)) > 0) {
+        samples += rec.kind == SP_SAMPLE;
+        threads += rec.kind == SP_THREAD;
+        switches += rec.kind == SP_SWITCH;
+        if (rec.kind == SP_LOST)
+            lost = rec.lost.lost_count;
+        if (rec.kind == SP_META) {
+            offcpu = rec.meta.trace_offcpu;
+            for (size_t k = 0; k < rec.meta.n_event_types; k++) {
+                size_t used = strlen(events);
+                snprintf(events + used, sizeof events - used, "%s%.*s",
+                         k ? "," : "", (int)rec.meta.event_types[k].len,
+                         rec.meta.event_types[k].s);
+            }
+        }
+    }
+    T_EQ_INT(got, 0);
+    T_EQ_INT(samples, atoll(row->col[M_SAMPLES]));
+    T_EQ_INT(threads, atoll(row->col[M_THREADS]));
+    T_EQ_INT(switches, atoll(row->col[M_CONTEXT_SWITCHES]));
+    T_EQ_INT(lost, atoll(row->col[M_LOST_COUNT]));
+    T_EQ_STR(events, row->col[M_EVENT_TYPES]);
+    T_EQ_STR(offcpu ? "true" : "false", row->col[M_TRACE_OFFCPU]);
+    sp_close(&r);
+    pc_input_close(in);
+    free(data);
+}
+
+TEST(sp_manifest_counts)
+{
+    corpus_each("input", NULL, "sp_manifest", manifest_counts);
 }
