@@ -114,7 +114,8 @@ enum pc_format {
 typedef struct pc_write_options {
     int format;      /* enum pc_format */
     int gzip;        /* 1: one gzip member around the output */
-    int gzip_level;  /* 1 (fast) .. 9 (small) */
+    int gzip_level;  /* 1 (fast, the default) .. 9 (small); 1-3 use ISA-L's
+                        igzip, 4-9 zlib */
 } pc_write_options;
 
 /* Fills o with the defaults: Gecko, no gzip, level 1. */

@@ -100,6 +100,14 @@ int pc_format_from_path(const char *path, int *gzip)
     return PC_FORMAT_NONE;
 }
 
+/* 0 means no compression to the sink. */
+static int gzip_level(const pc_write_options *o)
+{
+    if (!o->gzip)
+        return 0;
+    return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
+}
+
 static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
                     pc_error *err)
 {
@@ -114,7 +122,7 @@ int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
              pc_error *err)
 {
     pc_sink *s;
-    int st = sink_open_file(&s, path, o->gzip ? o->gzip_level : 0, err);
+    int st = sink_open_file(&s, path, gzip_level(o), err);
     if (st != PC_OK)
         return st;
     if ((st = write_to(p, s, o, err)) != PC_OK) {
@@ -128,7 +136,7 @@ int pc_write_memory(const pc_profile *p, const pc_write_options *o,
                     unsigned char **data, size_t *size, pc_error *err)
 {
     pc_sink *s;
-    int st = sink_open_memory(&s, o->gzip ? o->gzip_level : 0, err);
+    int st = sink_open_memory(&s, gzip_level(o), err);
     if (st != PC_OK)
         return st;
     if ((st = write_to(p, s, o, err)) != PC_OK) {

@@ -60,7 +60,6 @@ const char *sp_error_code_name(uint32_t code)
 typedef struct dec {
     sp_reader *r;
     pc_error *err;
-    pb_reader *top;
 } dec;
 
 static int wire_fail(dec *d, const pb_reader *pr)
@@ -377,7 +376,7 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
         return -1;
     }
     pb_reader pr;
-    dec d = {r, err, &pr};
+    dec d = {r, err};
     pb_reader_init(&pr, src_ptr(in), size, off + 4);
     rec->offset = off;
     rec->size = size;
