@@ -254,6 +254,8 @@ static void permute(void *col, size_t size, const uint32_t *perm, size_t n,
                     void *scratch)
 {
     unsigned char *src = col, *dst = scratch;
+    if (!n)
+        return;
     for (size_t i = 0; i < n; i++)
         memcpy(dst + i * size, src + (size_t)perm[i] * size, size);
     memcpy(src, dst, n * size);

@@ -1,0 +1,310 @@
+/* The Gecko writer on the hand-made fixture: what a user of the Firefox
+ * Profiler sees, value by value. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "gecko_valid.h"
+#include "jsonmini.h"
+#include "t.h"
+#include "test_util.h"
+
+static jv *gecko_of_fixture(const pc_options *o, unsigned char **text, size_t *len)
+{
+    pc_profile *p = convert_fixture(o);
+    pc_write_options w;
+    pc_error err;
+    char msg[1024];
+    if (!p)
+        return NULL;
+    pc_write_options_init(&w);
+    if (pc_write_memory(p, &w, text, len, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "write failed: %s", err.message);
+        pc_profile_free(p);
+        return NULL;
+    }
+    pc_profile_free(p);
+    jv *root = j_parse((const char *)*text, *len, msg, sizeof msg);
+    if (!root)
+        t_fail(__FILE__, __LINE__, "output is not JSON: %s", msg);
+    else if (gecko_check(root, msg, sizeof msg))
+        t_fail(__FILE__, __LINE__, "output is not a valid Gecko profile: %s", msg);
+    return root;
+}
+
+static const jv *thread_by_tid(const jv *root, long long tid)
+{
+    const jv *threads = j_get(root, "threads");
+    for (size_t i = 0; i < j_len(threads); i++)
+        if (j_int(j_get(j_at(threads, i), "tid")) == tid)
+            return j_at(threads, i);
+    return NULL;
+}
+
+/* Times of a thread's samples as written, joined by ','. */
+static const char *times_text(const jv *thread)
+{
+    static char buf[1024];
+    const jv *data = j_get(j_get(thread, "samples"), "data");
+    buf[0] = 0;
+    for (size_t i = 0; i < j_len(data); i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, sizeof buf - used, "%s%s", i ? "," : "",
+                 j_num_text(j_at(j_at(data, i), 1)));
+    }
+    return buf;
+}
+
+/* Leaf-to-root frame strings with categories of one sample's stack. */
+static const char *sample_stack(const jv *thread, size_t i)
+{
+    static char buf[2048];
+    const jv *strings = j_get(thread, "stringTable");
+    const jv *stacks = j_get(j_get(thread, "stackTable"), "data");
+    const jv *frames = j_get(j_get(thread, "frameTable"), "data");
+    const jv *s = j_at(j_at(j_get(j_get(thread, "samples"), "data"), i), 0);
+    buf[0] = 0;
+    for (long long k = j_is_int(s) ? j_int(s) : -1; k >= 0;) {
+        const jv *row = j_at(stacks, (size_t)k);
+        const jv *frame = j_at(frames, (size_t)j_int(j_at(row, 1)));
+        size_t used = strlen(buf);
+        snprintf(buf + used, sizeof buf - used, "%s%s #%lld", used ? " <- " : "",
+                 j_str(j_at(strings, (size_t)j_int(j_at(frame, 0)))),
+                 j_int(j_at(frame, 6)));
+        const jv *pre = j_at(row, 0);
+        k = j_is_int(pre) ? j_int(pre) : -1;
+    }
+    return buf;
+}
+
+TEST(gecko_meta)
+{
+    unsigned char *text;
+    size_t len;
+    jv *root = gecko_of_fixture(NULL, &text, &len);
+    if (!root)
+        return;
+    const jv *meta = j_get(root, "meta");
+    T_EQ_INT(j_int(j_get(meta, "version")), 24);
+    /* FX_T0 = 684943449407055862 ns, written exactly. */
+    T_EQ_STR(j_num_text(j_get(meta, "startTime")), "684943449407.055862");
+    /* Median gap between consecutive samples of a thread: the gaps are
+     * 1, 3 (main), 1 (render), 0.2 (glibc) ms -> 1 ms. */
+    T_EQ_STR(j_num_text(j_get(meta, "interval")), "1");
+    T_EQ_STR(j_str(j_get(meta, "product")), "com.example");
+    T_EQ_STR(j_str(j_get(meta, "platform")), "Android");
+    T_EQ_STR(j_str(j_get(meta, "oscpu")), "Android SDK 33");
+    T_EQ_STR(j_str(j_get(meta, "misc")), "userdebug");
+    T_EQ_INT(j_int(j_get(meta, "debug")), 1);
+    T_CHECK(j_get(meta, "presymbolicated") && j_get(meta, "presymbolicated")->boolean);
+    const jv *cats = j_get(meta, "categories");
+    static const char *const names[] = {"User", "Kernel", "Native", "DEX", "OAT",
+                                        "Off-CPU", "Other", "JIT"};
+    T_EQ_INT(j_len(cats), 8);
+    for (size_t i = 0; i < 8 && i < j_len(cats); i++)
+        T_EQ_STR(j_str(j_get(j_at(cats, i), "name")), names[i]);
+    T_EQ_STR(j_str(j_get(j_at(cats, 6), "color")), "grey");
+    T_EQ_INT(j_len(j_get(root, "libs")), 0);
+    T_EQ_INT(j_len(j_get(root, "processes")), 0);
+    j_free(root);
+    free(text);
+}
+
+TEST(gecko_threads_and_samples)
+{
+    unsigned char *text;
+    size_t len;
+    jv *root = gecko_of_fixture(NULL, &text, &len);
+    if (!root)
+        return;
+    /* Ordered by pid, main thread first, then by sample count. */
+    const jv *threads = j_get(root, "threads");
+    static const long long order[] = {1000, 1001, 1003, 1002, 2000};
+    T_EQ_INT(j_len(threads), 5);
+    for (size_t i = 0; i < 5 && i < j_len(threads); i++)
+        T_EQ_INT(j_int(j_get(j_at(threads, i), "tid")), order[i]);
+
+    const jv *main = thread_by_tid(root, 1000), *render = thread_by_tid(root, 1001);
+    const jv *orphan = thread_by_tid(root, 1002), *glibc = thread_by_tid(root, 2000);
+    if (!main || !render || !orphan || !glibc) {
+        t_fail(__FILE__, __LINE__, "a thread is missing");
+        return;
+    }
+    T_EQ_STR(j_str(j_get(main, "name")), "com.example");
+    T_EQ_STR(j_str(j_get(render, "processName")), "com.example");
+    T_EQ_INT(j_int(j_get(render, "pid")), 1000);
+    T_EQ_STR(j_str(j_get(orphan, "name")), "thread 1002");
+    T_EQ_STR(j_str(j_get(glibc, "processName")), "glibc_prog");
+
+    /* Milliseconds after startTime, exact decimals. */
+    T_EQ_STR(times_text(main), "0,1,4");
+    T_EQ_STR(times_text(render), "1.2,2.2");
+    T_EQ_STR(times_text(glibc), "0.5,0.7");
+    T_EQ_STR(j_num_text(j_get(render, "registerTime")), "1.2");
+
+    T_EQ_STR(sample_stack(main, 0),
+             "malloc (in /apex/com.android.runtime/lib64/bionic/libc.so) #2 <- "
+             "com.example.Foo.bar (in /data/app/com.example/base.apk!/classes.dex) #3 <- "
+             "android.os.Looper.loop (in /system/framework/framework.jar) #3 <- "
+             "__libc_init (in /apex/com.android.runtime/lib64/bionic/libc.so) #2");
+    T_EQ_STR(sample_stack(render, 0),
+             "__schedule (in [kernel.kallsyms]) #5 <- "
+             "do_syscall_64 (in [kernel.kallsyms]) #1 <- "
+             "draw (in /system/lib64/libhwui.so) #2 <- "
+             "android::RenderThread::threadLoop() (in /system/lib64/libhwui.so) #2 <- "
+             "__start_thread (in /apex/com.android.runtime/lib64/bionic/libc.so) #2");
+    T_EQ_STR(sample_stack(orphan, 0),
+             "libc.so.6+0x1a2b (in /lib/x86_64-linux-gnu/libc.so.6) #2 <- "
+             "java.lang.String.equals (in [JIT zygote cache]) #7");
+    T_EQ_STR(sample_stack(glibc, 1),
+             "libc.so.6+0x99 (in /lib/x86_64-linux-gnu/libc.so.6) #2 <- "
+             "java.lang.Thread.run (in /system/framework/arm64/boot.oat) #4");
+
+    /* main's three samples use two stacks of five distinct frames. */
+    T_EQ_INT(j_len(j_get(j_get(main, "frameTable"), "data")), 5);
+    T_EQ_INT(j_len(j_get(j_get(main, "stackTable"), "data")), 5);
+    j_free(root);
+    free(text);
+}
+
+TEST(gecko_markers)
+{
+    unsigned char *text;
+    size_t len;
+    jv *root = gecko_of_fixture(NULL, &text, &len);
+    if (!root)
+        return;
+    const jv *main = thread_by_tid(root, 1000), *render = thread_by_tid(root, 1001);
+    const jv *mm = j_get(j_get(main, "markers"), "data");
+    const jv *rm = j_get(j_get(render, "markers"), "data");
+    T_EQ_INT(j_len(mm), 1);
+    T_EQ_INT(j_len(rm), 1);
+    const jv *u = j_at(mm, 0), *o = j_at(rm, 0);
+    T_EQ_STR(j_str(j_at(j_get(main, "stringTable"), (size_t)j_int(j_at(u, 0)))), "Unwind error");
+    T_EQ_STR(j_num_text(j_at(u, 1)), "3");
+    T_EQ_INT(j_int(j_at(u, 3)), 0);
+    T_EQ_STR(j_str(j_get(j_at(u, 5), "type")), "UnwindError");
+    T_EQ_STR(j_str(j_get(j_at(u, 5), "error")), "ERROR_NOT_ENOUGH_STACK");
+    T_EQ_INT(j_int(j_get(j_at(u, 5), "rawCode")), 3);
+    T_EQ_STR(j_str(j_get(j_at(u, 5), "address")), "0x7fff1234");
+
+    T_EQ_STR(j_str(j_at(j_get(render, "stringTable"), (size_t)j_int(j_at(o, 0)))), "Off-CPU");
+    T_EQ_STR(j_num_text(j_at(o, 1)), "2.3");
+    T_EQ_STR(j_num_text(j_at(o, 2)), "4");
+    T_EQ_INT(j_int(j_at(o, 3)), 1);
+    T_EQ_INT(j_int(j_at(o, 4)), 5);
+    T_EQ_STR(j_str(j_get(j_at(o, 5), "type")), "OffCPU");
+    j_free(root);
+    free(text);
+}
+
+/* Names that are not valid UTF-8 or need escaping still give valid JSON. */
+TEST(gecko_escapes_names)
+{
+    static const char *const events[] = {"cpu-clock"};
+    static const char *const syms[] = {"bad\xff\xfe name", "quote\" back\\ nl\n"};
+    spe_frame chain[] = {{0x10, 0, 0, -1}, {0x20, 0, 1, -1}};
+    spe e;
+    spe_begin(&e);
+    spe_meta(&e, events, 1, NULL, NULL, NULL, NULL, 0);
+    spe_sample(&e, 5000000, 9, 1, 0, chain, 2, NULL);
+    spe_file(&e, 0, "/bin/\x01odd", syms, 2);
+    spe_thread(&e, 9, 9, "t\xc3\xa9st");
+    spe_end(&e);
+    pc_profile *p;
+    pc_error err;
+    pc_write_options w;
+    unsigned char *out;
+    size_t len;
+    char msg[512];
+    pc_write_options_init(&w);
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
+    if (p && pc_write_memory(p, &w, &out, &len, &err) == PC_OK) {
+        jv *root = j_parse((const char *)out, len, msg, sizeof msg);
+        T_CHECK(root != NULL);
+        const jv *th = j_at(j_get(root, "threads"), 0);
+        T_EQ_STR(j_str(j_get(th, "name")), "t\xc3\xa9st");
+        const jv *strings = j_get(th, "stringTable");
+        int seen_bad = 0, seen_quote = 0;
+        for (size_t i = 0; i < j_len(strings); i++) {
+            seen_bad |= strcmp(j_str(j_at(strings, i)),
+                               "bad\xef\xbf\xbd\xef\xbf\xbd name (in /bin/\x01odd)") == 0;
+            seen_quote |= strcmp(j_str(j_at(strings, i)),
+                                 "quote\" back\\ nl\n (in /bin/\x01odd)") == 0;
+        }
+        T_CHECK(seen_bad && seen_quote);
+        j_free(root);
+        free(out);
+    }
+    pc_profile_free(p);
+    spe_free(&e);
+}
+
+/* A recording whose samples all fell to report-sample's gap removal still
+ * converts, into threads without samples. */
+TEST(gecko_no_samples)
+{
+    static const char *const events[] = {"cpu-cycles"};
+    spe e;
+    spe_begin(&e);
+    spe_meta(&e, events, 1, NULL, NULL, NULL, NULL, 0);
+    spe_lost(&e, 0, 0);
+    spe_thread(&e, 5, 5, "unknown");
+    spe_end(&e);
+    pc_profile *p;
+    pc_error err;
+    pc_write_options w;
+    unsigned char *out;
+    size_t len;
+    char msg[512];
+    pc_write_options_init(&w);
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
+    if (p && pc_write_memory(p, &w, &out, &len, &err) == PC_OK) {
+        T_EQ_INT(gecko_check_text((const char *)out, len, msg, sizeof msg), 0);
+        T_CONTAINS((const char *)out, "\"interval\":1,");
+        free(out);
+    }
+    pc_profile_free(p);
+    spe_free(&e);
+}
+
+/* Gecko frames have no address: the same function sampled at two addresses
+ * is one frame and one stack there, while the model keeps both. */
+TEST(gecko_merges_addresses)
+{
+    static const char *const events[] = {"cpu-clock"};
+    static const char *const syms[] = {"main", "work"};
+    spe_frame at1[] = {{0x104, 0, 1, -1}, {0x10, 0, 0, -1}};
+    spe_frame at2[] = {{0x108, 0, 1, -1}, {0x10, 0, 0, -1}};
+    spe e;
+    spe_begin(&e);
+    spe_meta(&e, events, 1, NULL, NULL, NULL, NULL, 0);
+    spe_sample(&e, 1000000, 3, 1, 0, at1, 2, NULL);
+    spe_sample(&e, 2000000, 3, 1, 0, at2, 2, NULL);
+    spe_file(&e, 0, "/bin/app", syms, 2);
+    spe_thread(&e, 3, 3, "app");
+    spe_end(&e);
+    pc_profile *p;
+    pc_error err;
+    pc_write_options w;
+    unsigned char *out;
+    size_t len;
+    char msg[512];
+    pc_write_options_init(&w);
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
+    if (p && pc_write_memory(p, &w, &out, &len, &err) == PC_OK) {
+        T_EQ_INT(p->frame.n, 3);
+        T_EQ_INT(p->stack.n, 3);
+        jv *root = j_parse((const char *)out, len, msg, sizeof msg);
+        const jv *th = j_at(j_get(root, "threads"), 0);
+        T_EQ_INT(j_len(j_get(j_get(th, "frameTable"), "data")), 2);
+        T_EQ_INT(j_len(j_get(j_get(th, "stackTable"), "data")), 2);
+        const jv *samples = j_get(j_get(th, "samples"), "data");
+        T_EQ_INT(j_int(j_at(j_at(samples, 0), 0)), j_int(j_at(j_at(samples, 1), 0)));
+        j_free(root);
+        free(out);
+    }
+    pc_profile_free(p);
+    spe_free(&e);
+}
