@@ -42,6 +42,8 @@ static void case_end(void)
         printf("FAIL %s\n", case_name);
     } else {
         passed++;
+        if (getenv("TEST_VERBOSE"))
+            printf("ok %s\n", case_name);
     }
     case_open = 0;
 }

@@ -365,3 +365,47 @@ TEST(reference_gecko_profiles)
 {
     corpus_each("reference", ".gecko.json", "reference", compare_one);
 }
+
+/* Every corpus input converts, with default options and with every sample
+ * kept, into a valid Gecko profile holding the samples the model holds. */
+static void converts(const corpus_row *row)
+{
+    size_t len;
+    unsigned char *data = corpus_read(row->col[M_FILE], &len);
+    for (int gaps = 0; gaps <= 3 && data; gaps += 3) {
+        pc_options o;
+        pc_profile *p;
+        pc_error err;
+        pc_write_options w;
+        unsigned char *out = NULL;
+        size_t out_len = 0;
+        char msg[1024];
+        pc_options_init(&o);
+        o.remove_gaps = gaps;
+        pc_write_options_init(&w);
+        if (convert_bytes(data, len, &o, &p, &err) != PC_OK ||
+            pc_write_memory(p, &w, &out, &out_len, &err) != PC_OK) {
+            t_fail(__FILE__, __LINE__, "--remove-gaps %d: %s", gaps, err.message);
+            pc_profile_free(p);
+            continue;
+        }
+        jv *root = j_parse((const char *)out, out_len, msg, sizeof msg);
+        if (!root || gecko_check(root, msg, sizeof msg))
+            t_fail(__FILE__, __LINE__, "--remove-gaps %d: invalid output: %s", gaps, msg);
+        size_t samples = 0;
+        for (size_t t = 0; t < j_len(j_get(root, "threads")); t++)
+            samples += j_len(j_get(j_get(j_at(j_get(root, "threads"), t), "samples"), "data"));
+        T_EQ_INT(samples, p->sample.n);
+        if (gaps == 0 && !p->meta.n_events)
+            T_EQ_INT(p->sample.n, 0);
+        j_free(root);
+        free(out);
+        pc_profile_free(p);
+    }
+    free(data);
+}
+
+TEST(corpus_inputs_convert)
+{
+    corpus_each("input", NULL, "converts", converts);
+}
