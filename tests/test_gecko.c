@@ -10,27 +10,47 @@
 #include "t.h"
 #include "test_util.h"
 
-static jv *gecko_of_fixture(const pc_options *o, unsigned char **text, size_t *len)
+/* Writes p as Gecko JSON, checks it is valid and returns it parsed (NULL
+ * after recording a failure).  Frees p. */
+static jv *gecko_of_profile(pc_profile *p)
 {
-    pc_profile *p = convert_fixture(o);
     pc_write_options w;
     pc_error err;
+    unsigned char *text;
+    size_t len;
     char msg[1024];
+    jv *root = NULL;
     if (!p)
         return NULL;
     pc_write_options_init(&w);
-    if (pc_write_memory(p, &w, text, len, &err) != PC_OK) {
+    if (pc_write_memory(p, &w, &text, &len, &err) != PC_OK) {
         t_fail(__FILE__, __LINE__, "write failed: %s", err.message);
-        pc_profile_free(p);
-        return NULL;
+    } else {
+        root = j_parse((const char *)text, len, msg, sizeof msg);
+        if (!root)
+            t_fail(__FILE__, __LINE__, "output is not JSON: %s", msg);
+        else if (gecko_check(root, msg, sizeof msg))
+            t_fail(__FILE__, __LINE__, "output is not a valid Gecko profile: %s", msg);
+        free(text);
     }
     pc_profile_free(p);
-    jv *root = j_parse((const char *)*text, *len, msg, sizeof msg);
-    if (!root)
-        t_fail(__FILE__, __LINE__, "output is not JSON: %s", msg);
-    else if (gecko_check(root, msg, sizeof msg))
-        t_fail(__FILE__, __LINE__, "output is not a valid Gecko profile: %s", msg);
     return root;
+}
+
+static jv *gecko_of_fixture(const pc_options *o)
+{
+    return gecko_of_profile(convert_fixture(o));
+}
+
+/* Converts an encoded file and returns its Gecko output parsed. */
+static jv *gecko_of_file(spe *e)
+{
+    pc_profile *p;
+    pc_error err;
+    if (convert_bytes(e->out.data, e->out.len, NULL, &p, &err) != PC_OK)
+        t_fail(__FILE__, __LINE__, "conversion failed: %s", err.message);
+    spe_free(e);
+    return gecko_of_profile(p);
 }
 
 static const jv *thread_by_tid(const jv *root, long long tid)
@@ -80,9 +100,7 @@ static const char *sample_stack(const jv *thread, size_t i)
 
 TEST(gecko_meta)
 {
-    unsigned char *text;
-    size_t len;
-    jv *root = gecko_of_fixture(NULL, &text, &len);
+    jv *root = gecko_of_fixture(NULL);
     if (!root)
         return;
     const jv *meta = j_get(root, "meta");
@@ -108,14 +126,11 @@ TEST(gecko_meta)
     T_EQ_INT(j_len(j_get(root, "libs")), 0);
     T_EQ_INT(j_len(j_get(root, "processes")), 0);
     j_free(root);
-    free(text);
 }
 
 TEST(gecko_threads_and_samples)
 {
-    unsigned char *text;
-    size_t len;
-    jv *root = gecko_of_fixture(NULL, &text, &len);
+    jv *root = gecko_of_fixture(NULL);
     if (!root)
         return;
     /* Ordered by pid, main thread first, then by sample count. */
@@ -165,14 +180,11 @@ TEST(gecko_threads_and_samples)
     T_EQ_INT(j_len(j_get(j_get(main, "frameTable"), "data")), 5);
     T_EQ_INT(j_len(j_get(j_get(main, "stackTable"), "data")), 5);
     j_free(root);
-    free(text);
 }
 
 TEST(gecko_markers)
 {
-    unsigned char *text;
-    size_t len;
-    jv *root = gecko_of_fixture(NULL, &text, &len);
+    jv *root = gecko_of_fixture(NULL);
     if (!root)
         return;
     const jv *main = thread_by_tid(root, 1000), *render = thread_by_tid(root, 1001);
@@ -196,7 +208,6 @@ TEST(gecko_markers)
     T_EQ_INT(j_int(j_at(o, 4)), 5);
     T_EQ_STR(j_str(j_get(j_at(o, 5), "type")), "OffCPU");
     j_free(root);
-    free(text);
 }
 
 /* Names that are not valid UTF-8 or need escaping still give valid JSON. */
@@ -212,33 +223,21 @@ TEST(gecko_escapes_names)
     spe_file(&e, 0, "/bin/\x01odd", syms, 2);
     spe_thread(&e, 9, 9, "t\xc3\xa9st");
     spe_end(&e);
-    pc_profile *p;
-    pc_error err;
-    pc_write_options w;
-    unsigned char *out;
-    size_t len;
-    char msg[512];
-    pc_write_options_init(&w);
-    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
-    if (p && pc_write_memory(p, &w, &out, &len, &err) == PC_OK) {
-        jv *root = j_parse((const char *)out, len, msg, sizeof msg);
-        T_CHECK(root != NULL);
-        const jv *th = j_at(j_get(root, "threads"), 0);
-        T_EQ_STR(j_str(j_get(th, "name")), "t\xc3\xa9st");
-        const jv *strings = j_get(th, "stringTable");
-        int seen_bad = 0, seen_quote = 0;
-        for (size_t i = 0; i < j_len(strings); i++) {
-            seen_bad |= strcmp(j_str(j_at(strings, i)),
-                               "bad\xef\xbf\xbd\xef\xbf\xbd name (in /bin/\x01odd)") == 0;
-            seen_quote |= strcmp(j_str(j_at(strings, i)),
-                                 "quote\" back\\ nl\n (in /bin/\x01odd)") == 0;
-        }
-        T_CHECK(seen_bad && seen_quote);
-        j_free(root);
-        free(out);
+    jv *root = gecko_of_file(&e);
+    if (!root)
+        return;
+    const jv *th = j_at(j_get(root, "threads"), 0);
+    T_EQ_STR(j_str(j_get(th, "name")), "t\xc3\xa9st");
+    const jv *strings = j_get(th, "stringTable");
+    int seen_bad = 0, seen_quote = 0;
+    for (size_t i = 0; i < j_len(strings); i++) {
+        seen_bad |= strcmp(j_str(j_at(strings, i)),
+                           "bad\xef\xbf\xbd\xef\xbf\xbd name (in /bin/\x01odd)") == 0;
+        seen_quote |= strcmp(j_str(j_at(strings, i)),
+                             "quote\" back\\ nl\n (in /bin/\x01odd)") == 0;
     }
-    pc_profile_free(p);
-    spe_free(&e);
+    T_CHECK(seen_bad && seen_quote);
+    j_free(root);
 }
 
 /* A recording whose samples all fell to report-sample's gap removal still
@@ -252,21 +251,13 @@ TEST(gecko_no_samples)
     spe_lost(&e, 0, 0);
     spe_thread(&e, 5, 5, "unknown");
     spe_end(&e);
-    pc_profile *p;
-    pc_error err;
-    pc_write_options w;
-    unsigned char *out;
-    size_t len;
-    char msg[512];
-    pc_write_options_init(&w);
-    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
-    if (p && pc_write_memory(p, &w, &out, &len, &err) == PC_OK) {
-        T_EQ_INT(gecko_check_text((const char *)out, len, msg, sizeof msg), 0);
-        T_CONTAINS((const char *)out, "\"interval\":1,");
-        free(out);
-    }
-    pc_profile_free(p);
-    spe_free(&e);
+    jv *root = gecko_of_file(&e);
+    if (!root)
+        return;
+    const jv *th = j_at(j_get(root, "threads"), 0);
+    T_EQ_INT(j_len(j_get(j_get(th, "samples"), "data")), 0);
+    T_EQ_STR(j_num_text(j_get(j_get(root, "meta"), "interval")), "1");
+    j_free(root);
 }
 
 /* Gecko frames have no address: the same function sampled at two addresses
@@ -287,24 +278,19 @@ TEST(gecko_merges_addresses)
     spe_end(&e);
     pc_profile *p;
     pc_error err;
-    pc_write_options w;
-    unsigned char *out;
-    size_t len;
-    char msg[512];
-    pc_write_options_init(&w);
     T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
-    if (p && pc_write_memory(p, &w, &out, &len, &err) == PC_OK) {
-        T_EQ_INT(p->frame.n, 3);
-        T_EQ_INT(p->stack.n, 3);
-        jv *root = j_parse((const char *)out, len, msg, sizeof msg);
-        const jv *th = j_at(j_get(root, "threads"), 0);
-        T_EQ_INT(j_len(j_get(j_get(th, "frameTable"), "data")), 2);
-        T_EQ_INT(j_len(j_get(j_get(th, "stackTable"), "data")), 2);
-        const jv *samples = j_get(j_get(th, "samples"), "data");
-        T_EQ_INT(j_int(j_at(j_at(samples, 0), 0)), j_int(j_at(j_at(samples, 1), 0)));
-        j_free(root);
-        free(out);
-    }
-    pc_profile_free(p);
     spe_free(&e);
+    if (!p)
+        return;
+    T_EQ_INT(p->frame.n, 3);
+    T_EQ_INT(p->stack.n, 3);
+    jv *root = gecko_of_profile(p);
+    if (!root)
+        return;
+    const jv *th = j_at(j_get(root, "threads"), 0);
+    T_EQ_INT(j_len(j_get(j_get(th, "frameTable"), "data")), 2);
+    T_EQ_INT(j_len(j_get(j_get(th, "stackTable"), "data")), 2);
+    const jv *samples = j_get(j_get(th, "samples"), "data");
+    T_EQ_INT(j_int(j_at(j_at(samples, 0), 0)), j_int(j_at(j_at(samples, 1), 0)));
+    j_free(root);
 }
