@@ -396,12 +396,12 @@ typedef struct build {
     pc_input *in;
     pc_error *err;
 
-    /* A frame per distinct callchain entry; frame ids equal the model's. */
+    /* A frame per distinct callchain entry.  Frame ids equal the model's,
+     * which holds the address and execution type; the file and symbol
+     * ids wait here until the Files are read. */
     struct {
         uint32_t *file;
         int32_t *sym;
-        uint64_t *vaddr;
-        uint8_t *exec;
         uint64_t *first_off;  /* record where the entry first appeared */
         size_t n, cap;
         pc_htab idx;
@@ -424,7 +424,6 @@ typedef struct build {
     int pre_meta;                 /* samples came before MetaInfo */
     uint32_t max_event;           /* largest event_type_id among them */
     uint64_t max_event_off;
-    size_t n_switches;
 } build;
 
 static int nomem(build *b)
@@ -441,13 +440,12 @@ static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
         return PC_NONE;
     pc_probe_start(&b->fr.idx, h, &pr);
     for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
-        if (b->fr.vaddr[id] == e->vaddr && b->fr.file[id] == e->file_id &&
-            b->fr.sym[id] == e->symbol_id && b->fr.exec[id] == e->exec)
+        if (b->p->frame.addr[id] == e->vaddr && b->fr.file[id] == e->file_id &&
+            b->fr.sym[id] == e->symbol_id && b->p->frame.exec[id] == e->exec)
             return id;
     struct pc_col cols[] = {PC_COL(b->fr.file), PC_COL(b->fr.sym),
-                            PC_COL(b->fr.vaddr), PC_COL(b->fr.exec),
                             PC_COL(b->fr.first_off)};
-    if (pc_grow_cols(&b->fr.cap, b->fr.n + 1, cols, 5) < 0)
+    if (pc_grow_cols(&b->fr.cap, b->fr.n + 1, cols, 3) < 0)
         return PC_NONE;
     /* The name comes with the File record at the end of the file. */
     uint32_t id = pc_add_frame(b->p, PC_NONE, e->vaddr, PC_CAT_USER, e->exec);
@@ -456,8 +454,6 @@ static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
     b->fr.n++;
     b->fr.file[id] = e->file_id;
     b->fr.sym[id] = e->symbol_id;
-    b->fr.vaddr[id] = e->vaddr;
-    b->fr.exec[id] = e->exec;
     b->fr.first_off[id] = off;
     pc_htab_insert(&b->fr.idx, &pr, id);
     return id;
@@ -642,7 +638,7 @@ static int resolve_frames(build *b)
             const char *base = path_s + path_len;
             while (base > path_s && base[-1] != '/')
                 base--;
-            int n = snprintf(name, sizeof name, "+0x%" PRIx64, b->fr.vaddr[id]);
+            int n = snprintf(name, sizeof name, "+0x%" PRIx64, p->frame.addr[id]);
             size_t blen = (size_t)(path_s + path_len - base);
             char *full = malloc(blen + (size_t)n + 1);
             if (!full)
@@ -689,8 +685,6 @@ static void free_build(build *b)
 {
     free(b->fr.file);
     free(b->fr.sym);
-    free(b->fr.vaddr);
-    free(b->fr.exec);
     free(b->fr.first_off);
     pc_htab_free(&b->fr.idx);
     pc_htab_free(&b->tid_idx);
