@@ -64,6 +64,32 @@ enum pc_log_level { PC_LOG_INFO = 0, PC_LOG_WARN = 1 };
  * trailing newline.  The message is valid only during the call. */
 typedef void (*pc_log_fn)(void *ctx, int level, const char *message);
 
+/* What to keep of a recording made with simpleperf --trace-offcpu, where
+ * on-CPU samples (cpu-clock, task-clock) and off-CPU samples
+ * (sched:sched_switch) come together.  An off-CPU sample lasts until its
+ * thread's next sample or next switch back onto a CPU, whichever comes
+ * first; one still pending at the end of the recording lasts until the
+ * recording's last event. */
+enum pc_offcpu_mode {
+    PC_OFFCPU_DEFAULT = 0,  /* mixed for off-CPU recordings */
+    PC_OFFCPU_ON,           /* on-CPU samples only */
+    PC_OFFCPU_OFF,          /* off-CPU samples only */
+    PC_OFFCPU_ON_OFF,       /* both, each under its own event type */
+    PC_OFFCPU_MIXED,        /* both, all under the first event type */
+};
+
+/* A list of values given by the caller; the library reads but never keeps
+ * or frees it. */
+typedef struct pc_strings {
+    const char *const *items;
+    size_t n;
+} pc_strings;
+
+typedef struct pc_ids {
+    const int64_t *items;
+    size_t n;
+} pc_ids;
+
 typedef struct pc_options {
     /* Within each thread, runs of at most this many consecutive samples
      * whose stack is incomplete (reaches neither __libc_init nor
@@ -74,11 +100,47 @@ typedef struct pc_options {
      * the recording, or every event when it was recorded with
      * --trace-offcpu (on- and off-CPU samples belong together). */
     const char *event;
+    int offcpu;                /* enum pc_offcpu_mode; only for off-CPU
+                                  recordings, and not with event */
+
+    /* Filters, combined as simpleperf combines them: a thread is kept when
+     * it passes every kind of filter given; for each kind it must match
+     * one of the included values (when any) and none of the excluded
+     * ones.  Names are POSIX extended regular expressions that may match
+     * anywhere in the name; a process's name is its main thread's. */
+    pc_ids pids, exclude_pids, tids, exclude_tids;
+    pc_strings process_names, exclude_process_names;
+    pc_strings thread_names, exclude_thread_names;
+    /* Keep what happened in [time_start, time_end), in nanoseconds after
+     * the recording's first event; a bound of -1 is open. */
+    int64_t time_start, time_end;
+    /* simpleperf's filter file (GLOBAL_BEGIN/END, PROCESS_BEGIN/END,
+     * THREAD_BEGIN/END, CLOCK), or NULL. */
+    const char *filter_file;
+    /* Threads whose names match the same expression become one thread. */
+    pc_strings aggregate_threads;
+
+    /* Java: R8/ProGuard mapping files to deobfuscate Java frames with;
+     * keep ART's own frames (hidden by default); drop frames whose
+     * function name matches any of remove_methods; use the raw (mangled)
+     * symbol names. */
+    pc_strings proguard_mapping_files;
+    int show_art_frames;
+    pc_strings remove_methods;
+    int mangled;
+
+    /* Mark each thread's on- and off-CPU intervals from the recording's
+     * context switches (default 1). */
+    int switch_markers;
+    /* One thread per CPU; refused for inputs that carry no CPU numbers. */
+    int percpu;
+
     pc_log_fn log;      /* may be NULL */
     void *log_ctx;
 } pc_options;
 
-/* Fills o with the defaults: remove_gaps 3, first event, no log. */
+/* Fills o with the defaults: remove_gaps 3, first event, no filters, ART
+ * frames hidden, switch markers on, no log. */
 void pc_options_init(pc_options *o);
 
 typedef struct pc_profile pc_profile;

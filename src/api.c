@@ -14,6 +14,9 @@ void pc_options_init(pc_options *o)
 {
     memset(o, 0, sizeof *o);
     o->remove_gaps = 3;
+    o->time_start = -1;
+    o->time_end = -1;
+    o->switch_markers = 1;
 }
 
 void pc_write_options_init(pc_write_options *o)
@@ -53,10 +56,12 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
     if (!p)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     int st = read_any(in, p, o, err);
-    if (st == PC_OK)
-        st = pc_select_events(p, o, err);
     if (st == PC_OK && pc_group_samples(p) < 0)
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    if (st == PC_OK)
+        st = pc_offcpu(p, o, err);
+    if (st == PC_OK)
+        st = pc_select_events(p, o, err);
     if (st == PC_OK)
         st = pc_remove_gaps(p, o->remove_gaps, o, err);
     if (st == PC_OK)

@@ -141,6 +141,7 @@ struct pc_profile {
         int has_lost;
         uint64_t lost_sample_count, lost_count;
         int kept_events_all;  /* 1 when every event type is kept */
+        int offcpu_mode;      /* enum pc_offcpu_mode applied, or 0 */
         uint32_t kept_event;  /* index of the kept event otherwise */
     } meta;
 };

@@ -39,6 +39,8 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
                            "event types", o->event);
         return PC_OK;
     }
+    if (p->meta.trace_offcpu && !o->event)
+        return PC_OK;
     size_t *count = calloc(ne, sizeof *count);
     uint8_t *keep_ev = calloc(ne, 1);
     if (!count || !keep_ev) {
@@ -63,7 +65,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
             return pc_fail(err, PC_EUSAGE, "--event %s: no such event in this "
                            "recording (it has %s)", o->event, names);
         }
-    } else if (!p->meta.trace_offcpu) {
+    } else {
         chosen = 0;
         for (size_t e = 0; e < ne; e++)
             if (count[e]) {
@@ -71,20 +73,12 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
                 break;
             }
     }
-    if (chosen == ne) {
-        /* Off-CPU recordings: on-CPU and sched_switch samples belong to
-         * one timeline. */
-        memset(keep_ev, 1, ne);
-        p->meta.kept_events_all = 1;
-    } else {
-        keep_ev[chosen] = 1;
-        p->meta.kept_events_all = 0;
-        p->meta.kept_event = (uint32_t)chosen;
-    }
+    keep_ev[chosen] = 1;
+    p->meta.kept_events_all = 0;
+    p->meta.kept_event = (uint32_t)chosen;
 
     char msg[1024];
-    snprintf(msg, sizeof msg, "%s: ", chosen == ne ?
-             "off-CPU recording, keeping every event" : "using event");
+    snprintf(msg, sizeof msg, "using event: ");
     list_events(p, count, keep_ev, 1, msg, sizeof msg);
     int left = 0;
     for (size_t e = 0; e < ne; e++)

@@ -7,10 +7,15 @@
 #include "profconv.h"
 
 /* Keeps the samples of one event type (o->event, else the first event type
- * that has samples), or of all event types for off-CPU recordings, and logs
- * which were kept and which left out.  An unknown o->event is a usage
- * error. */
+ * that has samples), and logs which were kept and which left out; off-CPU
+ * recordings are left to pc_offcpu unless o->event is given.  An unknown
+ * o->event is a usage error. */
 int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* For off-CPU recordings: sets each off-CPU sample's weight to its
+ * duration, then keeps the samples o->offcpu asks for (unless o->event
+ * chooses one event type instead).  Needs grouped samples. */
+int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err);
 
 /* In each thread (samples grouped and sorted), drops every run of at most
  * max_gap consecutive samples whose stack is incomplete, meaning it holds

@@ -23,9 +23,6 @@ static const struct {
     const char *suffix;
     const char *reason;
 } not_compared[] = {
-    {".on-cpu.gecko.json", "--trace-offcpu on-cpu: off-CPU modes are not an option yet"},
-    {".off-cpu.gecko.json", "--trace-offcpu off-cpu: off-CPU modes are not an option yet"},
-    {".on-off-cpu.gecko.json", "--trace-offcpu on-off-cpu: off-CPU modes are not an option yet"},
     {".percpu.gecko.json", "--percpu-samples: report-sample files carry no cpu numbers, "
                            "so the reference puts every sample on \"Cpu 0\""},
 };
@@ -41,6 +38,10 @@ static const struct {
      "reference drops them (96 sched_switch samples, 5 pending)"},
     {"perf_with_trace_offcpu_v2.proto.default.gecko.json", 5, 0,
      "as above, with report-sample's own gap removal applied first"},
+    {"perf_with_trace_offcpu_v2.proto.off-cpu.gecko.json", 5, 0,
+     "as above, off-CPU samples only: 96 instead of 91"},
+    {"perf_with_trace_offcpu_v2.proto.on-off-cpu.gecko.json", 5, 0,
+     "as above: 304 instead of 299"},
     {"perf_with_two_event_types.proto.gecko.json", 0, 2,
      "one event type at a time: we keep the first, cpu-cycles (8 samples); "
      "the reference mixes in the 2 cpu-clock samples"},
@@ -265,10 +266,19 @@ static const thread *by_tid(const thread *t, size_t n, long long tid)
 /* Options of a reference row, as pc_options. */
 static void options_of(const char *text, pc_options *o)
 {
+    static const struct {
+        const char *name;
+        int mode;
+    } modes[] = {{"on-cpu", PC_OFFCPU_ON}, {"off-cpu", PC_OFFCPU_OFF},
+                 {"on-off-cpu", PC_OFFCPU_ON_OFF}, {"mixed-on-off-cpu", PC_OFFCPU_MIXED}};
     pc_options_init(o);
     const char *g = strstr(text, "--remove-gaps ");
     if (g)
         o->remove_gaps = atoi(g + 14);
+    const char *m = strstr(text, "--trace-offcpu ");
+    for (size_t k = 0; m && k < sizeof modes / sizeof *modes; k++)
+        if (strcmp(m + 15, modes[k].name) == 0)
+            o->offcpu = modes[k].mode;
 }
 
 static void compare_one(const corpus_row *row)

@@ -1,0 +1,160 @@
+/* Off-CPU time for recordings made with simpleperf --trace-offcpu
+ * (../shared/formats/simpleperf.md §8).
+ *
+ * Such a recording holds on-CPU samples (cpu-clock or task-clock, whose
+ * period is their weight) and sched:sched_switch samples taken when a
+ * thread leaves the CPU.  An off-CPU sample lasts until the thread's next
+ * sample or its next switch back onto a CPU, whichever comes first.
+ * simpleperf's readers pair events in file order, which goes wrong when
+ * every switch record precedes the samples (glibc recordings), and drop
+ * the samples still pending at the end; here each thread's samples and
+ * switches are merged by time, and a pending sample lasts until the
+ * recording's last event.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "transform.h"
+
+static int nomem(pc_error *err)
+{
+    return pc_fail(err, PC_ENOMEM, "out of memory");
+}
+
+/* is_off[e] is 1 for the off-CPU event types (named *sched_switch*). */
+static uint8_t *off_events(const pc_profile *p, size_t *n_off)
+{
+    uint8_t *is_off = calloc(p->meta.n_events + 1, 1);
+    *n_off = 0;
+    for (size_t e = 0; is_off && e < p->meta.n_events; e++) {
+        is_off[e] = strstr(pc_str(&p->str, p->meta.event[e]), "sched_switch") != NULL;
+        *n_off += is_off[e];
+    }
+    return is_off;
+}
+
+/* Sets the weight of every off-CPU sample to its duration. */
+static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
+                     pc_error *err)
+{
+    size_t nt = p->thread.n, nsw = p->sw.n;
+    uint32_t *perm = malloc((nsw + 1) * sizeof *perm);
+    size_t *first = malloc((nt + 1) * sizeof *first);
+    if (!perm || !first ||
+        pc_order_by_thread(p->sw.thread, p->sw.time, nsw, nt, perm, first) < 0) {
+        free(perm);
+        free(first);
+        return nomem(err);
+    }
+    uint64_t end = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.time[i] > end)
+            end = p->sample.time[i];
+    for (size_t i = 0; i < nsw; i++)
+        if (p->sw.time[i] > end)
+            end = p->sw.time[i];
+
+    /* next_on[k]: time of the first switch onto a CPU at position k or
+     * later in its thread's time order. */
+    uint64_t *next_on = malloc((nsw + 1) * sizeof *next_on);
+    if (!next_on) {
+        free(perm);
+        free(first);
+        return nomem(err);
+    }
+    for (size_t t = 0; t < nt; t++) {
+        uint64_t next = UINT64_MAX;
+        for (size_t k = first[t + 1]; k-- > first[t];) {
+            if (p->sw.on[perm[k]])
+                next = p->sw.time[perm[k]];
+            next_on[k] = next;
+        }
+    }
+
+    size_t off = 0, pending = 0;
+    for (size_t t = 0; t < nt; t++) {
+        size_t k = first[t];  /* the first switch of t after the sample */
+        for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
+            if (!is_off[p->sample.event[i]])
+                continue;
+            uint64_t t0 = p->sample.time[i];
+            /* A switch at the sample's own instant is the switch out. */
+            while (k < first[t + 1] && p->sw.time[perm[k]] <= t0)
+                k++;
+            uint64_t next = k < first[t + 1] ? next_on[k] : UINT64_MAX;
+            if (i + 1 < p->sample.first[t + 1] && p->sample.time[i + 1] < next)
+                next = p->sample.time[i + 1];
+            if (next == UINT64_MAX) {
+                next = end;
+                pending++;
+            }
+            p->sample.weight[i] = next > t0 ? (int64_t)(next - t0) : 1;
+            off++;
+        }
+    }
+    if (pending)
+        pc_log(o, PC_LOG_INFO, "%zu of %zu off-CPU samples were still pending at "
+               "the end of the recording; they last until its last event", pending,
+               off);
+    free(next_on);
+    free(perm);
+    free(first);
+    return PC_OK;
+}
+
+static const char *mode_name(int mode)
+{
+    switch (mode) {
+    case PC_OFFCPU_ON: return "on-cpu";
+    case PC_OFFCPU_OFF: return "off-cpu";
+    case PC_OFFCPU_ON_OFF: return "on-off-cpu";
+    default: return "mixed-on-off-cpu";
+    }
+}
+
+int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
+{
+    size_t n_off;
+    if (!p->meta.trace_offcpu) {
+        if (o->offcpu != PC_OFFCPU_DEFAULT)
+            return pc_fail(err, PC_EUSAGE, "--trace-offcpu: this recording has no "
+                           "off-CPU samples (it was not made with --trace-offcpu)");
+        return PC_OK;
+    }
+    if (o->offcpu != PC_OFFCPU_DEFAULT && o->event)
+        return pc_fail(err, PC_EUSAGE, "--trace-offcpu and --event cannot be "
+                       "used together");
+    uint8_t *is_off = off_events(p, &n_off);
+    if (!is_off)
+        return nomem(err);
+    int st = durations(p, is_off, o, err);
+    if (st != PC_OK || o->event) {
+        free(is_off);
+        return st;
+    }
+    int mode = o->offcpu == PC_OFFCPU_DEFAULT ? PC_OFFCPU_MIXED : o->offcpu;
+    size_t kept = 0, left = 0;
+    uint8_t *keep = malloc(p->sample.n + 1);
+    if (!keep) {
+        free(is_off);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < p->sample.n; i++) {
+        int off = is_off[p->sample.event[i]];
+        keep[i] = mode == PC_OFFCPU_ON ? !off : mode == PC_OFFCPU_OFF ? off : 1;
+        kept += keep[i];
+        left += !keep[i];
+        /* Mixed: one timeline under the first event type. */
+        if (mode == PC_OFFCPU_MIXED)
+            p->sample.event[i] = 0;
+    }
+    pc_keep_samples(p, keep);
+    p->meta.offcpu_mode = mode;
+    p->meta.kept_events_all = 1;
+    pc_log(o, PC_LOG_INFO, "off-CPU recording, %s: %zu samples kept, %zu left out "
+           "(choose with --trace-offcpu)", mode_name(mode), kept, left);
+    free(keep);
+    free(is_off);
+    return PC_OK;
+}
