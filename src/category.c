@@ -64,3 +64,19 @@ int pc_category_of(const char *path, size_t n, const char *name)
         return PC_CAT_JIT;
     return PC_CAT_USER;
 }
+
+int pc_subcategory(int cat, int exec)
+{
+    enum { INTERPRETED = 1, JIT = 2, AOT = 3, ART = 1 };
+    if (cat == PC_CAT_NATIVE)
+        return exec == PC_EXEC_ART ? ART : 0;
+    if (cat != PC_CAT_DEX && cat != PC_CAT_OAT && cat != PC_CAT_JIT)
+        return 0;
+    if (exec == PC_EXEC_INTERPRETED)
+        return INTERPRETED;
+    if (exec == PC_EXEC_JIT || cat == PC_CAT_JIT)
+        return JIT;
+    /* Without an execution type, only oat/odex code is known to be
+     * compiled ahead of time. */
+    return cat == PC_CAT_OAT ? AOT : 0;
+}

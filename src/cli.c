@@ -37,7 +37,7 @@ static const char usage_text[] =
 "      --event NAME      keep the samples of event type NAME.  Default: the\n"
 "                        first event type with samples, or every event for\n"
 "                        recordings made with --trace-offcpu.\n"
-"  -q, --quiet           print errors only\n"
+"  -q, --quiet           print errors only (no progress, no warnings)\n"
 "  -h, --help            show this help\n"
 "  -V, --version         show the version\n"
 "\n"
@@ -58,7 +58,7 @@ static const char *input_name = "";
 static void log_line(void *ctx, int level, const char *message)
 {
     (void)ctx;
-    if (quiet && level < PC_LOG_WARN)
+    if (quiet)
         return;
     fprintf(stderr, "profconv: %s%s%s%s\n", input_name, *input_name ? ": " : "",
             level == PC_LOG_WARN ? "warning: " : "", message);

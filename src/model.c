@@ -3,16 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const sub_other[] = {"Other"};
+static const char *const sub_java[] = {"Other", "Interpreted", "JIT", "AOT"};
+static const char *const sub_native[] = {"Other", "ART"};
+#define SUBS(x) x, (int)(sizeof x / sizeof *x)
+
 const pc_category_info pc_categories[PC_CAT_COUNT] = {
-    [PC_CAT_USER] = {"User", "yellow"},
-    [PC_CAT_KERNEL] = {"Kernel", "orange"},
-    [PC_CAT_NATIVE] = {"Native", "yellow"},
-    [PC_CAT_DEX] = {"DEX", "green"},
-    [PC_CAT_OAT] = {"OAT", "green"},
-    [PC_CAT_OFFCPU] = {"Off-CPU", "blue"},
+    [PC_CAT_USER] = {"User", "yellow", SUBS(sub_other)},
+    [PC_CAT_KERNEL] = {"Kernel", "orange", SUBS(sub_other)},
+    [PC_CAT_NATIVE] = {"Native", "yellow", SUBS(sub_native)},
+    [PC_CAT_DEX] = {"DEX", "green", SUBS(sub_java)},
+    [PC_CAT_OAT] = {"OAT", "green", SUBS(sub_java)},
+    [PC_CAT_OFFCPU] = {"Off-CPU", "blue", SUBS(sub_other)},
     /* The Firefox Profiler falls back to the first grey category. */
-    [PC_CAT_OTHER] = {"Other", "grey"},
-    [PC_CAT_JIT] = {"JIT", "green"},
+    [PC_CAT_OTHER] = {"Other", "grey", SUBS(sub_other)},
+    [PC_CAT_JIT] = {"JIT", "green", SUBS(sub_java)},
 };
 
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n)
@@ -481,4 +486,75 @@ void pc_format_hex(char *buf, uint64_t v)
     for (size_t i = 0; i < n; i++)
         buf[2 + i] = tmp[n - 1 - i];
     buf[2 + n] = 0;
+}
+
+int pc_remap_threads(pc_profile *p, const uint32_t *to)
+{
+    size_t nt = p->thread.n;
+    uint32_t *idx = malloc((nt + 1) * sizeof *idx);
+    if (!idx)
+        return -1;
+    /* Threads that stay are those mapped onto themselves, in order. */
+    size_t kept = 0;
+    for (size_t t = 0; t < nt; t++) {
+        idx[t] = to[t] == t ? (uint32_t)kept : PC_NONE;
+        if (to[t] == t) {
+            p->thread.pid[kept] = p->thread.pid[t];
+            p->thread.tid[kept] = p->thread.tid[t];
+            p->thread.name[kept] = p->thread.name[t];
+            kept++;
+        }
+    }
+    /* Rows follow their thread to its new index, or go with it. */
+#define REMAP(table, ncols_move)                                           \
+    do {                                                                   \
+        size_t j = 0;                                                      \
+        for (size_t i = 0; i < p->table.n; i++) {                          \
+            uint32_t t = p->table.thread[i];                               \
+            uint32_t nt_ = to[t] == PC_NONE ? PC_NONE : idx[to[t]];        \
+            if (nt_ == PC_NONE)                                            \
+                continue;                                                  \
+            p->table.thread[j] = nt_;                                      \
+            ncols_move;                                                    \
+            j++;                                                           \
+        }                                                                  \
+        p->table.n = j;                                                    \
+    } while (0)
+    REMAP(sample, (p->sample.stack[j] = p->sample.stack[i],
+                   p->sample.time[j] = p->sample.time[i],
+                   p->sample.weight[j] = p->sample.weight[i],
+                   p->sample.event[j] = p->sample.event[i]));
+    REMAP(sw, (p->sw.time[j] = p->sw.time[i], p->sw.on[j] = p->sw.on[i]));
+    REMAP(marker, (p->marker.name[j] = p->marker.name[i],
+                   p->marker.s[j] = p->marker.s[i],
+                   p->marker.start[j] = p->marker.start[i],
+                   p->marker.end[j] = p->marker.end[i],
+                   p->marker.a[j] = p->marker.a[i],
+                   p->marker.b[j] = p->marker.b[i],
+                   p->marker.type[j] = p->marker.type[i]));
+#undef REMAP
+    p->thread.n = kept;
+    free(idx);
+    /* Merged threads interleave in time: sort again. */
+    return p->sample.first ? pc_group_samples(p) : 0;
+}
+
+int pc_drop_frames(pc_profile *p, const uint8_t *drop)
+{
+    size_t n = p->stack.n;
+    uint32_t *to = malloc((n + 1) * sizeof *to);
+    if (!to)
+        return -1;
+    /* Parents come first, so each prefix is rebuilt before its children;
+     * new stacks are added after the old ones, which stay unused. */
+    for (size_t s = 0; s < n; s++) {
+        uint32_t pre = p->stack.prefix[s], frame = p->stack.frame[s];
+        uint32_t new_pre = pre == PC_NONE ? PC_NONE : to[pre];
+        to[s] = drop[frame] ? new_pre : pc_stack(p, new_pre, frame);
+    }
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.stack[i] != PC_NONE)
+            p->sample.stack[i] = to[p->sample.stack[i]];
+    free(to);
+    return p->oom ? -1 : 0;
 }

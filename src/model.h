@@ -49,6 +49,8 @@ enum pc_category {
 typedef struct pc_category_info {
     const char *name;
     const char *color;
+    const char *const *subcategories;  /* [0] is "Other" */
+    int n_subcategories;
 } pc_category_info;
 
 extern const pc_category_info pc_categories[PC_CAT_COUNT];
@@ -64,6 +66,7 @@ enum pc_exec {
 /* Marker payloads; each type has its fixed fields in the writers. */
 enum pc_marker_type {
     PC_MARK_OFFCPU,  /* interval the thread spent switched out */
+    PC_MARK_ONCPU,   /* interval the thread ran on a CPU */
     PC_MARK_UNWIND,  /* instant: a sample whose unwinding stopped early;
                         s = error name, a = raw code, b = error address */
 };
@@ -183,6 +186,11 @@ void pc_keep_samples(pc_profile *p, const uint8_t *keep);
  * (see category.c for the rules). */
 int pc_category_of(const char *path, size_t path_len, const char *name);
 
+/* Subcategory, within category cat, of a frame that ran as exec (enum
+ * pc_exec): how Java code ran (interpreted, JIT, AOT), or ART's own
+ * native frames. */
+int pc_subcategory(int cat, int exec);
+
 /* Fills order with every thread id in output order: by pid, the main
  * thread (tid == pid) first, then by sample count (most first), then tid.
  * When main_of is not NULL, main_of[t] receives the main thread of t's
@@ -195,6 +203,17 @@ uint64_t pc_interval_ns(const pc_profile *p);
 
 /* Writes v as "0x..." (at least "0x0") into buf[19]. */
 void pc_format_hex(char *buf, uint64_t v);
+
+/* Moves every row (sample, switch, marker) of thread t to thread to[t],
+ * or drops it when to[t] is PC_NONE; to[to[t]] must be to[t].  Threads
+ * not mapped onto themselves disappear and the rest are renumbered in
+ * order; samples are grouped again.  Returns 0, or -1 when out of
+ * memory. */
+int pc_remap_threads(pc_profile *p, const uint32_t *to);
+
+/* Removes the frames with drop[frame] set from every sample's stack.
+ * Returns 0, or -1 when out of memory. */
+int pc_drop_frames(pc_profile *p, const uint8_t *drop);
 
 /* Earliest time of any sample, switch or marker (0 when there are none). */
 uint64_t pc_start_time(const pc_profile *p);

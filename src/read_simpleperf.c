@@ -477,6 +477,21 @@ static uint32_t thread_of(build *b, int64_t tid)
     return id;
 }
 
+/* Execution type of the synthetic frames that stand for unwinding errors
+ * (real entries have 0-3); their symbol_id holds the error code. */
+#define UNWIND_FRAME 0xff
+
+/* "ERROR_NOT_ENOUGH_STACK", or without the "ERROR_" prefix. */
+static const char *error_name(uint32_t code, char buf[32], int full)
+{
+    const char *name = sp_error_code_name(code);
+    if (!name) {
+        snprintf(buf, 32, "ERROR_%" PRIu32, code);
+        name = buf;
+    }
+    return full ? name : name + 6;
+}
+
 static int on_sample(build *b, const sp_record *rec)
 {
     pc_profile *p = b->p;
@@ -497,6 +512,16 @@ static int on_sample(build *b, const sp_record *rec)
         b->max_event = ev;
         b->max_event_off = rec->offset;
     }
+    /* A stack whose unwinding stopped early hangs under a root frame that
+     * names the reason, so truncated stacks are seen for what they are. */
+    int unwind_error = rec->sample.has_unwind && rec->sample.error_code != 0;
+    if (unwind_error) {
+        sp_entry root = {0, 0, (int32_t)rec->sample.error_code, UNWIND_FRAME, 0};
+        uint32_t frame = frame_of(b, &root, rec->offset);
+        if (frame == PC_NONE)
+            return nomem(b);
+        stack = pc_stack(p, PC_NONE, frame);
+    }
     /* The callchain is leaf first; stacks are built from the root. */
     for (size_t i = rec->sample.n_chain; i-- > 0;) {
         uint32_t frame = frame_of(b, &rec->sample.chain[i], rec->offset);
@@ -507,16 +532,12 @@ static int on_sample(build *b, const sp_record *rec)
     pc_add_sample(p, thread, rec->sample.time, stack,
                   (int64_t)rec->sample.event_count,
                   (uint16_t)rec->sample.event_type_id);
-    if (rec->sample.has_unwind && rec->sample.error_code != 0) {
-        const char *name = sp_error_code_name(rec->sample.error_code);
+    if (unwind_error) {
         char buf[32];
-        if (!name) {
-            snprintf(buf, sizeof buf, "ERROR_%" PRIu32, rec->sample.error_code);
-            name = buf;
-        }
         pc_add_marker(p, thread, PC_MARK_UNWIND,
                       pc_intern_cstr(p, "Unwind error"), rec->sample.time,
-                      rec->sample.time, pc_intern_cstr(p, name),
+                      rec->sample.time,
+                      pc_intern_cstr(p, error_name(rec->sample.error_code, buf, 1)),
                       rec->sample.raw_error_code, rec->sample.error_addr);
     }
     return p->oom ? nomem(b) : PC_OK;
@@ -549,9 +570,12 @@ static int on_file(build *b, const sp_record *rec)
     b->files.nsym[i] = (uint32_t)rec->file.n_symbols;
     b->files.sym0[i] = b->nsyms;
     b->files.off[i] = rec->offset;
-    for (size_t k = 0; k < rec->file.n_symbols; k++)
-        b->syms[b->nsyms++] = pc_intern(b->p, rec->file.symbols[k].s,
-                                        rec->file.symbols[k].len);
+    for (size_t k = 0; k < rec->file.n_symbols; k++) {
+        /* The raw names, when asked for and present. */
+        const sp_str *sym = b->o->mangled && k < rec->file.n_mangled
+                                ? &rec->file.mangled[k] : &rec->file.symbols[k];
+        b->syms[b->nsyms++] = pc_intern(b->p, sym->s, sym->len);
+    }
     pc_htab_insert(&b->files.idx, &pr, (uint32_t)i);
     return b->p->oom ? nomem(b) : PC_OK;
 }
@@ -614,9 +638,21 @@ static int resolve_frames(build *b)
 {
     pc_profile *p = b->p;
     char name[64];
+    uint32_t no_file = PC_NONE;
     for (size_t id = 0; id < b->fr.n; id++) {
         pc_probe pr;
         uint32_t fi = PC_NONE;
+        if (p->frame.exec[id] == UNWIND_FRAME) {
+            char buf[32], label[64];
+            snprintf(label, sizeof label, "[unwind error: %s]",
+                     error_name((uint32_t)b->fr.sym[id], buf, 0));
+            if (no_file == PC_NONE)
+                no_file = pc_resource(p, pc_intern(p, "", 0));
+            p->frame.func[id] = pc_func(p, pc_intern_cstr(p, label), no_file);
+            p->frame.cat[id] = PC_CAT_OTHER;
+            p->frame.exec[id] = PC_EXEC_NATIVE;
+            continue;
+        }
         pc_probe_start(&b->files.idx, pc_mix64(b->fr.file[id]), &pr);
         if (b->files.n)
             for (uint32_t i; (i = pc_probe_next(&b->files.idx, &pr)) != PC_NONE;)
@@ -741,6 +777,11 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if (st == PC_OK)
         st = name_orphans(&b);
     p->sample.read = p->sample.n;
+    if (st == PC_OK && p->meta.has_lost && p->meta.lost_count) {
+        uint64_t n = p->meta.lost_count, total = n + p->meta.lost_sample_count;
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples (%.1f%%) were lost "
+               "while recording", n, total, 100.0 * (double)n / (double)total);
+    }
     free_build(&b);
     sp_close(&r);
     return st;

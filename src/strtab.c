@@ -62,6 +62,18 @@ uint32_t pc_str_intern(pc_strtab *t, const void *s, size_t len)
     return id;
 }
 
+uint32_t pc_str_find(const pc_strtab *t, const void *s, size_t len)
+{
+    pc_probe pr;
+    if (!t->n)
+        return PC_NONE;
+    pc_probe_start(&t->idx, pc_hash_bytes(s, len), &pr);
+    for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
+        if (t->len[id] == len && memcmp(t->arena + t->off[id], s, len) == 0)
+            return id;
+    return PC_NONE;
+}
+
 void pc_strtab_free(pc_strtab *t)
 {
     free(t->arena);

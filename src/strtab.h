@@ -28,6 +28,9 @@ typedef struct pc_strtab {
  * strings). */
 uint32_t pc_str_intern(pc_strtab *t, const void *s, size_t len);
 
+/* The id of s[0..len) if it was interned, else PC_NONE. */
+uint32_t pc_str_find(const pc_strtab *t, const void *s, size_t len);
+
 static inline const char *pc_str(const pc_strtab *t, uint32_t id)
 {
     return t->arena + t->off[id];

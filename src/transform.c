@@ -185,10 +185,10 @@ int pc_remove_gaps(pc_profile *p, int max_gap, const pc_options *o,
     return PC_OK;
 }
 
-int pc_switch_markers(pc_profile *p, pc_error *err)
+int pc_switch_markers(pc_profile *p, const pc_options *o, pc_error *err)
 {
     size_t n = p->sw.n, nt = p->thread.n;
-    if (!n)
+    if (!n || !o->switch_markers)
         return PC_OK;
     uint32_t *perm = malloc(n * sizeof *perm);
     size_t *first = malloc((nt + 1) * sizeof *first);
@@ -205,25 +205,27 @@ int pc_switch_markers(pc_profile *p, pc_error *err)
     for (size_t i = 0; i < n; i++)
         if (p->sw.time[i] > end)
             end = p->sw.time[i];
-    uint32_t name = pc_intern_cstr(p, "Off-CPU");
+    uint32_t names[2] = {pc_intern_cstr(p, "On-CPU"), pc_intern_cstr(p, "Off-CPU")};
     for (size_t t = 0; t < nt; t++) {
-        int off = 0;
+        /* Each switch ends the interval the previous one began; repeated
+         * switches the same way extend it. */
+        int state = -1;  /* 1 on, 0 off, -1 unknown */
         uint64_t since = 0;
         for (size_t k = first[t]; k < first[t + 1]; k++) {
             size_t i = perm[k];
-            if (!p->sw.on[i] && !off) {
-                off = 1;
-                since = p->sw.time[i];
-            } else if (p->sw.on[i] && off) {
-                off = 0;
-                pc_add_marker(p, (uint32_t)t, PC_MARK_OFFCPU, name, since,
-                              p->sw.time[i], PC_NONE, 0, 0);
-            }
+            int on = p->sw.on[i];
+            if (on == state)
+                continue;
+            if (state >= 0 && p->sw.time[i] > since)
+                pc_add_marker(p, (uint32_t)t, state ? PC_MARK_ONCPU : PC_MARK_OFFCPU,
+                              names[!state], since, p->sw.time[i], PC_NONE, 0, 0);
+            state = on;
+            since = p->sw.time[i];
         }
-        /* Still switched out when the recording ended. */
-        if (off)
-            pc_add_marker(p, (uint32_t)t, PC_MARK_OFFCPU, name, since, end,
-                          PC_NONE, 0, 0);
+        /* The last interval lasts until the recording ends. */
+        if (state >= 0 && end > since)
+            pc_add_marker(p, (uint32_t)t, state ? PC_MARK_ONCPU : PC_MARK_OFFCPU,
+                          names[!state], since, end, PC_NONE, 0, 0);
     }
     free(perm);
     free(first);

@@ -24,8 +24,24 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err);
 int pc_remove_gaps(pc_profile *p, int max_gap, const pc_options *o,
                    pc_error *err);
 
-/* Adds an Off-CPU interval marker for each time a thread was switched out,
- * from its context switches. */
-int pc_switch_markers(pc_profile *p, pc_error *err);
+/* Drops the threads that the pid, tid and name filters of o reject. */
+int pc_filter_threads(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* Drops the samples outside o's --time-range and filter-file ranges, and
+ * cuts markers to them. */
+int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* Merges the threads whose names match the same expression of
+ * o->aggregate_threads. */
+int pc_aggregate_threads(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* Java frames: deobfuscates them with o's mapping files, hides ART's
+ * frames unless o->show_art_frames, removes frames named by
+ * o->remove_methods. */
+int pc_java_frames(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* Adds On-CPU and Off-CPU interval markers to each thread from its
+ * context switches, when o->switch_markers is set. */
+int pc_switch_markers(pc_profile *p, const pc_options *o, pc_error *err);
 
 #endif

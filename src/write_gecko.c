@@ -11,11 +11,12 @@
  * it and upgrades it on load, while newer versions would be refused by
  * older deployments for no gain (versions 25-36 add nothing we use).
  *
- * The model may hold several frames per function (one per address) and a
- * category per frame; Gecko frames carry no address, so model frames are
- * merged by (func, category) and stacks re-interned over the merged frames
- * before anything is written.
+ * The model may hold several frames per function (one per address); Gecko
+ * frames carry no address, so model frames are merged by (func, category,
+ * subcategory) and stacks re-interned over the merged frames before
+ * anything is written.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@
 typedef struct merged {
     uint32_t *gf_of_frame;          /* model frame -> merged frame */
     uint32_t *gf_func;
-    uint8_t *gf_cat;
+    uint8_t *gf_cat, *gf_sub;
     size_t n_gf;
     uint32_t *gs_of_stack;          /* model stack -> merged stack */
     uint32_t *gs_prefix, *gs_frame;
@@ -42,6 +43,7 @@ static void merged_free(merged *m)
     free(m->gf_of_frame);
     free(m->gf_func);
     free(m->gf_cat);
+    free(m->gf_sub);
     free(m->gs_of_stack);
     free(m->gs_prefix);
     free(m->gs_frame);
@@ -57,24 +59,27 @@ static int merge(const pc_profile *p, merged *m)
     m->gf_of_frame = malloc((nf + 1) * sizeof *m->gf_of_frame);
     m->gf_func = malloc((nf + 1) * sizeof *m->gf_func);
     m->gf_cat = malloc(nf + 1);
+    m->gf_sub = malloc(nf + 1);
     m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
     m->gs_prefix = malloc((ns + 1) * sizeof *m->gs_prefix);
     m->gs_frame = malloc((ns + 1) * sizeof *m->gs_frame);
-    if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gs_of_stack ||
+    if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gf_sub || !m->gs_of_stack ||
         !m->gs_prefix || !m->gs_frame || pc_htab_reserve(&idx, nf) < 0)
         ok = 0;
     for (size_t f = 0; ok && f < nf; f++) {
         pc_probe pr;
         uint32_t func = p->frame.func[f], g;
         uint8_t cat = p->frame.cat[f];
-        pc_probe_start(&idx, pc_mix64((uint64_t)func << 8 | cat), &pr);
+        uint8_t sub = (uint8_t)pc_subcategory(cat, p->frame.exec[f]);
+        pc_probe_start(&idx, pc_mix64((uint64_t)func << 16 | (uint64_t)cat << 8 | sub), &pr);
         while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
-            if (m->gf_func[g] == func && m->gf_cat[g] == cat)
+            if (m->gf_func[g] == func && m->gf_cat[g] == cat && m->gf_sub[g] == sub)
                 break;
         if (g == PC_NONE) {
             g = (uint32_t)m->n_gf++;
             m->gf_func[g] = func;
             m->gf_cat[g] = cat;
+            m->gf_sub[g] = sub;
             pc_htab_insert(&idx, &pr, g);
         }
         m->gf_of_frame[f] = g;
@@ -202,7 +207,11 @@ static void local_collect(local *l, const pc_profile *p, const merged *m,
 }
 
 static const char marker_schema[] =
-    "[{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\",\"tableLabel\":\"Off-CPU\","
+    "[{\"name\":\"OnCPU\",\"tooltipLabel\":\"On-CPU\",\"tableLabel\":\"On-CPU\","
+    "\"chartLabel\":\"On-CPU\",\"display\":[\"marker-chart\",\"marker-table\"],"
+    "\"data\":[{\"label\":\"Description\",\"value\":"
+    "\"The thread was running on a CPU (context switch records).\"}]},"
+    "{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\",\"tableLabel\":\"Off-CPU\","
     "\"chartLabel\":\"Off-CPU\",\"display\":[\"marker-chart\",\"marker-table\","
     "\"timeline-overview\"],\"data\":[{\"label\":\"Description\",\"value\":"
     "\"The thread was switched out by the scheduler (context switch records).\"}]},"
@@ -216,6 +225,28 @@ static const char marker_schema[] =
 static void str_id(jw *w, const pc_profile *p, uint32_t id)
 {
     jw_str(w, pc_str(&p->str, id), pc_str_len(&p->str, id));
+}
+
+/* Build type and sample loss, shown with the profile's details. */
+static void write_misc(jw *w, const pc_profile *p)
+{
+    char lost[128] = "";
+    uint64_t n = p->meta.lost_count, total = p->meta.lost_sample_count + n;
+    if (p->meta.has_lost && n)
+        snprintf(lost, sizeof lost, "%s%llu of %llu samples lost while recording (%.1f%%)",
+                 p->meta.build_type != PC_NONE ? ", " : "", (unsigned long long)n,
+                 (unsigned long long)total, 100.0 * (double)n / (double)total);
+    if (p->meta.build_type == PC_NONE && !lost[0])
+        return;
+    jw_key(w, "misc");
+    jw_str_begin(w);
+    if (p->meta.build_type != PC_NONE) {
+        jw_str_part(w, pc_str(&p->str, p->meta.build_type),
+                    pc_str_len(&p->str, p->meta.build_type));
+        jw_str_part(w, " build", 6);
+    }
+    jw_str_part(w, lost, strlen(lost));
+    jw_str_end(w);
 }
 
 static void write_meta(jw *w, const pc_profile *p, uint64_t start,
@@ -249,10 +280,7 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
                     pc_str_len(&p->str, p->meta.sdk_version));
         jw_str_end(w);
     }
-    if (p->meta.build_type != PC_NONE) {
-        jw_key(w, "misc");
-        str_id(w, p, p->meta.build_type);
-    }
+    write_misc(w, p);
     jw_key(w, "debug");
     jw_int(w, p->meta.app_type != PC_NONE &&
                   strcmp(pc_str(&p->str, p->meta.app_type), "debuggable") == 0);
@@ -275,7 +303,10 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
         jw_key(w, "color");
         jw_cstr(w, pc_categories[c].color);
         jw_key(w, "subcategories");
-        jw_raw(w, "[\"Other\"]");
+        jw_arr(w);
+        for (int k = 0; k < pc_categories[c].n_subcategories; k++)
+            jw_cstr(w, pc_categories[c].subcategories[k]);
+        jw_arr_end(w);
         jw_obj_end(w);
     }
     jw_arr_end(w);
@@ -299,11 +330,12 @@ static void write_markers(jw *w, const pc_profile *p, const local *l,
         jw_arr(w);
         jw_uint(w, l->str_idx[p->marker.name[i]]);
         jw_ms(w, p->marker.start[i] - start);
-        if (p->marker.type[i] == PC_MARK_OFFCPU) {
+        if (p->marker.type[i] != PC_MARK_UNWIND) {
+            int off = p->marker.type[i] == PC_MARK_OFFCPU;
             jw_ms(w, p->marker.end[i] - start);
             jw_int(w, 1);
-            jw_int(w, PC_CAT_OFFCPU);
-            jw_raw(w, "{\"type\":\"OffCPU\"}");
+            jw_int(w, off ? PC_CAT_OFFCPU : PC_CAT_OTHER);
+            jw_raw(w, off ? "{\"type\":\"OffCPU\"}" : "{\"type\":\"OnCPU\"}");
         } else {
             char addr[24];
             jw_null(w);
@@ -362,7 +394,7 @@ static void write_tables(jw *w, const pc_profile *p, const merged *m,
         jw_uint(w, k);  /* string k is this frame's location */
         jw_raw(w, "false,0,null,null,null");
         jw_int(w, m->gf_cat[l->frames[k]]);
-        jw_int(w, 0);
+        jw_int(w, m->gf_sub[l->frames[k]]);
         jw_arr_end(w);
     }
     jw_arr_end(w);
@@ -376,9 +408,12 @@ static void write_tables(jw *w, const pc_profile *p, const merged *m,
         uint32_t path = p->res.name[p->func.res[func]];
         jw_str_begin(w);
         jw_str_part(w, pc_str(&p->str, name), pc_str_len(&p->str, name));
-        jw_str_part(w, " (in ", 5);
-        jw_str_part(w, pc_str(&p->str, path), pc_str_len(&p->str, path));
-        jw_str_part(w, ")", 1);
+        /* Synthetic frames have no file and read as labels. */
+        if (pc_str_len(&p->str, path)) {
+            jw_str_part(w, " (in ", 5);
+            jw_str_part(w, pc_str(&p->str, path), pc_str_len(&p->str, path));
+            jw_str_part(w, ")", 1);
+        }
         jw_str_end(w);
     }
     for (size_t k = 0; k < l->n_strs; k++)

@@ -113,7 +113,8 @@ TEST(gecko_meta)
     T_EQ_STR(j_str(j_get(meta, "product")), "com.example");
     T_EQ_STR(j_str(j_get(meta, "platform")), "Android");
     T_EQ_STR(j_str(j_get(meta, "oscpu")), "Android SDK 33");
-    T_EQ_STR(j_str(j_get(meta, "misc")), "userdebug");
+    T_EQ_STR(j_str(j_get(meta, "misc")),
+             "userdebug build, 2 of 14 samples lost while recording (14.3%)");
     T_EQ_INT(j_int(j_get(meta, "debug")), 1);
     T_CHECK(j_get(meta, "presymbolicated") && j_get(meta, "presymbolicated")->boolean);
     const jv *cats = j_get(meta, "categories");
@@ -191,8 +192,8 @@ TEST(gecko_markers)
     const jv *mm = j_get(j_get(main, "markers"), "data");
     const jv *rm = j_get(j_get(render, "markers"), "data");
     T_EQ_INT(j_len(mm), 1);
-    T_EQ_INT(j_len(rm), 1);
-    const jv *u = j_at(mm, 0), *o = j_at(rm, 0);
+    T_EQ_INT(j_len(rm), 2);
+    const jv *u = j_at(mm, 0), *o = j_at(rm, 0), *on = j_at(rm, 1);
     T_EQ_STR(j_str(j_at(j_get(main, "stringTable"), (size_t)j_int(j_at(u, 0)))), "Unwind error");
     T_EQ_STR(j_num_text(j_at(u, 1)), "3");
     T_EQ_INT(j_int(j_at(u, 3)), 0);
@@ -207,6 +208,11 @@ TEST(gecko_markers)
     T_EQ_INT(j_int(j_at(o, 3)), 1);
     T_EQ_INT(j_int(j_at(o, 4)), 5);
     T_EQ_STR(j_str(j_get(j_at(o, 5), "type")), "OffCPU");
+    /* Back on the CPU at 4 ms until the recording's last event, at 5 ms. */
+    T_EQ_STR(j_str(j_at(j_get(render, "stringTable"), (size_t)j_int(j_at(on, 0)))), "On-CPU");
+    T_EQ_STR(j_num_text(j_at(on, 1)), "4");
+    T_EQ_STR(j_num_text(j_at(on, 2)), "5");
+    T_EQ_STR(j_str(j_get(j_at(on, 5), "type")), "OnCPU");
     j_free(root);
 }
 

@@ -146,8 +146,9 @@ TEST(sp_model_fixture)
         draws += strcmp(pc_str(&p->str, p->func.name[f]), "draw") == 0;
     T_EQ_INT(draws, 1);
 
-    /* Markers: the unwinding error and the off-CPU interval. */
-    int unwind = 0, offcpu = 0;
+    /* Markers: the unwinding error, the off-CPU interval and the on-CPU
+     * one that follows until the last event (5 ms). */
+    int unwind = 0, offcpu = 0, oncpu = 0;
     for (size_t i = 0; i < p->marker.n; i++) {
         if (p->marker.type[i] == PC_MARK_UNWIND) {
             unwind++;
@@ -156,15 +157,21 @@ TEST(sp_model_fixture)
             T_EQ_STR(pc_str(&p->str, p->marker.s[i]), "ERROR_NOT_ENOUGH_STACK");
             T_EQ_INT(p->marker.a[i], 3);
             T_EQ_INT(p->marker.b[i], 0x7fff1234);
-        } else {
+        } else if (p->marker.type[i] == PC_MARK_OFFCPU) {
             offcpu++;
             T_EQ_INT(p->marker.thread[i], render);
             T_CHECK(p->marker.start[i] == FX_T0 + 2300000);
             T_CHECK(p->marker.end[i] == FX_T0 + 4 * FX_MS);
+        } else {
+            oncpu++;
+            T_EQ_INT(p->marker.thread[i], render);
+            T_CHECK(p->marker.start[i] == FX_T0 + 4 * FX_MS);
+            T_CHECK(p->marker.end[i] == FX_T0 + 5 * FX_MS);
         }
     }
     T_EQ_INT(unwind, 1);
     T_EQ_INT(offcpu, 1);
+    T_EQ_INT(oncpu, 1);
     pc_profile_free(p);
 }
 
