@@ -20,23 +20,70 @@ static const char usage_text[] =
 "INPUT is a simpleperf `report-sample --protobuf` file (plain or gzipped;\n"
 "the format is recognised from the content), or - for standard input.\n"
 "\n"
-"Options:\n"
+"Output:\n"
 "  -o, --output FILE     where to write; - is standard output.  Default: the\n"
 "                        input's name with its extension replaced by .json.gz,\n"
 "                        in the current directory (standard output when the\n"
-"                        input is standard input).\n"
+"                        input is standard input).     e.g. -o app.json.gz\n"
 "  -t, --to FORMAT       output format: gecko (the Firefox Profiler's Gecko\n"
 "                        JSON).  Default: from the output name, else gecko.\n"
 "      --gzip, --no-gzip compress the output with gzip, or not.  Default: gzip\n"
-"                        when the output name ends in .gz.\n"
+"                        when the output name ends in .gz.   e.g. -o - --gzip\n"
+"      --markers, --no-markers\n"
+"                        mark each thread's on- and off-CPU intervals from\n"
+"                        the recording's context switches (default: on).\n"
+"\n"
+"Samples:\n"
+"      --event NAME      keep the samples of event type NAME.  Default: the\n"
+"                        first event type with samples.  e.g. --event cpu-clock\n"
+"      --trace-offcpu MODE\n"
+"                        for recordings made with --trace-offcpu: on-cpu,\n"
+"                        off-cpu, on-off-cpu (each under its own event) or\n"
+"                        mixed-on-off-cpu (the default: one timeline).  An\n"
+"                        off-CPU sample lasts until the thread's next sample or\n"
+"                        switch back onto a CPU.     e.g. --trace-offcpu off-cpu\n"
 "      --remove-gaps N   drop runs of at most N consecutive samples whose stack\n"
 "                        is incomplete (does not reach __libc_init or\n"
 "                        __start_thread), to smooth the stack chart; threads\n"
 "                        with no complete stack are kept whole.  0 keeps every\n"
-"                        sample.  Default: 3.\n"
-"      --event NAME      keep the samples of event type NAME.  Default: the\n"
-"                        first event type with samples, or every event for\n"
-"                        recordings made with --trace-offcpu.\n"
+"                        sample.  Default: 3.             e.g. --remove-gaps 0\n"
+"\n"
+"Filters (each may be repeated; a thread must pass every kind given):\n"
+"      --pid LIST, --exclude-pid LIST\n"
+"                        keep (or drop) these processes.   e.g. --pid 1234,5678\n"
+"      --tid LIST, --exclude-tid LIST\n"
+"                        keep (or drop) these threads.     e.g. --tid 31881\n"
+"      --process-name REGEX, --exclude-process-name REGEX\n"
+"                        keep (or drop) processes whose main thread's name\n"
+"                        matches.              e.g. --process-name 'com\\.example'\n"
+"      --thread-name REGEX, --exclude-thread-name REGEX\n"
+"                        keep (or drop) threads whose name matches.\n"
+"                                     e.g. --exclude-thread-name '^Binder:'\n"
+"                        (--include-pid, --include-tid, --include-process-name\n"
+"                        and --include-thread-name are accepted too)\n"
+"      --time-range START,END\n"
+"                        keep samples from START to END ms after the first\n"
+"                        event; either may be left out.  e.g. --time-range 500,\n"
+"      --filter-file FILE\n"
+"                        simpleperf's filter file: GLOBAL_BEGIN/END,\n"
+"                        PROCESS_BEGIN/END, THREAD_BEGIN/END (ns), CLOCK.\n"
+"                                           e.g. --filter-file ranges.txt\n"
+"      --aggregate-threads REGEX\n"
+"                        merge the threads whose whole name matches into one\n"
+"                        thread named REGEX.  e.g. --aggregate-threads 'Binder:.*'\n"
+"      --percpu          one thread per CPU (needs CPU numbers in the input;\n"
+"                        simpleperf report-sample files have none).\n"
+"\n"
+"Java and symbols:\n"
+"      --proguard-mapping-file FILE\n"
+"                        deobfuscate Java frames with an R8/ProGuard mapping\n"
+"                        (repeatable).   e.g. --proguard-mapping-file mapping.txt\n"
+"      --show-art-frames keep the ART runtime's own frames (hidden by default).\n"
+"      --remove-method REGEX\n"
+"                        drop frames whose function name matches (repeatable).\n"
+"                                           e.g. --remove-method '^art::'\n"
+"      --mangled         use raw (mangled) symbol names instead of demangled.\n"
+"\n"
 "  -q, --quiet           print errors only (no progress, no warnings)\n"
 "  -h, --help            show this help\n"
 "  -V, --version         show the version\n"
@@ -45,7 +92,8 @@ static const char usage_text[] =
 "  profconv perf.trace                       writes perf.json.gz\n"
 "  profconv perf.trace -o app.json           uncompressed JSON\n"
 "  profconv --remove-gaps 0 perf.trace -o all.json.gz\n"
-"  profconv --event cpu-clock perf.trace -o clock.json.gz\n"
+"  profconv --trace-offcpu on-off-cpu perf.trace\n"
+"  profconv --thread-name RenderThread --time-range 1000,2000 perf.trace\n"
 "  adb shell cat /data/local/tmp/perf.trace | profconv - -o perf.json.gz\n"
 "Open the result at https://profiler.firefox.com (\"Load a profile from file\").\n"
 "\n"
@@ -110,15 +158,141 @@ static int same_file(const char *a, const char *b)
            stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Growable lists the options collect into; they live until exit. */
+typedef struct idlist {
+    int64_t *v;
+    size_t n, cap;
+} idlist;
+
+typedef struct strlist {
+    const char **v;
+    size_t n, cap;
+} strlist;
+
+static void out_of_memory(void)
+{
+    fprintf(stderr, "profconv: out of memory\n");
+    exit(EXIT_IO);
+}
+
+static void push_str(strlist *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        const char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            out_of_memory();
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = s;
+}
+
+/* Adds the comma-separated integers of s to l; -1 if one is malformed. */
+static int push_ids(idlist *l, const char *s)
+{
+    while (*s) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || (*end && *end != ',') || v < 0)
+            return -1;
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? l->cap * 2 : 8;
+            int64_t *nv = realloc(l->v, cap * sizeof *nv);
+            if (!nv)
+                out_of_memory();
+            l->v = nv;
+            l->cap = cap;
+        }
+        l->v[l->n++] = v;
+        s = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* "12.5" (ms) -> 12500000 (ns); "" -> -1 (open end); -2 if malformed. */
+static int64_t parse_ms(const char *s, size_t len)
+{
+    int64_t ns = 0;
+    int frac = -1;
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '.' && frac < 0) {
+            frac = 0;
+        } else if (c >= '0' && c <= '9' && frac < 6) {
+            if (ns > INT64_MAX / 10 - 10)
+                return -2;
+            ns = ns * 10 + (c - '0');
+            if (frac >= 0)
+                frac++;
+        } else if (!(c >= '0' && c <= '9')) {
+            return -2;
+        }
+    }
+    for (int k = frac < 0 ? 0 : frac; k < 6; k++) {
+        if (ns > INT64_MAX / 10)
+            return -2;
+        ns *= 10;
+    }
+    return ns;
+}
+
+static int parse_offcpu(const char *s)
+{
+    static const struct {
+        const char *name;
+        int mode;
+    } modes[] = {{"on-cpu", PC_OFFCPU_ON}, {"off-cpu", PC_OFFCPU_OFF},
+                 {"on-off-cpu", PC_OFFCPU_ON_OFF}, {"mixed-on-off-cpu", PC_OFFCPU_MIXED}};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        if (strcmp(s, modes[i].name) == 0)
+            return modes[i].mode;
+    return -1;
+}
+
+enum {
+    OPT_GZIP = 256, OPT_NO_GZIP, OPT_REMOVE_GAPS, OPT_EVENT, OPT_OFFCPU,
+    OPT_PID, OPT_EXCLUDE_PID, OPT_TID, OPT_EXCLUDE_TID, OPT_PROCESS_NAME,
+    OPT_EXCLUDE_PROCESS_NAME, OPT_THREAD_NAME, OPT_EXCLUDE_THREAD_NAME,
+    OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
+    OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
+};
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"to", required_argument, NULL, 't'},
-        {"gzip", no_argument, NULL, 'z'},
-        {"no-gzip", no_argument, NULL, 'Z'},
-        {"remove-gaps", required_argument, NULL, 'g'},
-        {"event", required_argument, NULL, 'e'},
+        {"gzip", no_argument, NULL, OPT_GZIP},
+        {"no-gzip", no_argument, NULL, OPT_NO_GZIP},
+        {"remove-gaps", required_argument, NULL, OPT_REMOVE_GAPS},
+        {"event", required_argument, NULL, OPT_EVENT},
+        {"trace-offcpu", required_argument, NULL, OPT_OFFCPU},
+        {"pid", required_argument, NULL, OPT_PID},
+        {"include-pid", required_argument, NULL, OPT_PID},
+        {"exclude-pid", required_argument, NULL, OPT_EXCLUDE_PID},
+        {"tid", required_argument, NULL, OPT_TID},
+        {"include-tid", required_argument, NULL, OPT_TID},
+        {"exclude-tid", required_argument, NULL, OPT_EXCLUDE_TID},
+        {"process-name", required_argument, NULL, OPT_PROCESS_NAME},
+        {"include-process-name", required_argument, NULL, OPT_PROCESS_NAME},
+        {"exclude-process-name", required_argument, NULL, OPT_EXCLUDE_PROCESS_NAME},
+        {"thread-name", required_argument, NULL, OPT_THREAD_NAME},
+        {"include-thread-name", required_argument, NULL, OPT_THREAD_NAME},
+        {"exclude-thread-name", required_argument, NULL, OPT_EXCLUDE_THREAD_NAME},
+        {"time-range", required_argument, NULL, OPT_TIME_RANGE},
+        {"filter-file", required_argument, NULL, OPT_FILTER_FILE},
+        {"aggregate-threads", required_argument, NULL, OPT_AGGREGATE},
+        {"proguard-mapping-file", required_argument, NULL, OPT_PROGUARD},
+        {"show-art-frames", no_argument, NULL, OPT_ART},
+        {"remove-method", required_argument, NULL, OPT_REMOVE_METHOD},
+        {"mangled", no_argument, NULL, OPT_MANGLED},
+        {"markers", no_argument, NULL, OPT_MARKERS},
+        {"no-markers", no_argument, NULL, OPT_NO_MARKERS},
+        {"percpu", no_argument, NULL, OPT_PERCPU},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -128,17 +302,22 @@ int main(int argc, char **argv)
     pc_write_options wopt;
     const char *output = NULL, *to = NULL;
     int gzip = -1, c;
+    /* Static: they stay reachable until exit, whatever path main takes. */
+    static idlist pids, xpids, tids, xtids;
+    static strlist pnames, xpnames, tnames, xtnames;
+    static strlist aggregate, proguard, remove_methods;
 
     pc_options_init(&opt);
     pc_write_options_init(&wopt);
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:t:qhV", longopts, NULL)) != -1) {
+        int bad = 0;
         switch (c) {
         case 'o': output = optarg; break;
         case 't': to = optarg; break;
-        case 'z': gzip = 1; break;
-        case 'Z': gzip = 0; break;
-        case 'g': {
+        case OPT_GZIP: gzip = 1; break;
+        case OPT_NO_GZIP: gzip = 0; break;
+        case OPT_REMOVE_GAPS: {
             char *end;
             errno = 0;
             long v = strtol(optarg, &end, 10);
@@ -147,13 +326,47 @@ int main(int argc, char **argv)
             opt.remove_gaps = (int)v;
             break;
         }
-        case 'e': opt.event = optarg; break;
+        case OPT_EVENT: opt.event = optarg; break;
+        case OPT_OFFCPU:
+            if ((opt.offcpu = parse_offcpu(optarg)) < 0)
+                return usage_error("--trace-offcpu needs on-cpu, off-cpu, on-off-cpu "
+                                   "or mixed-on-off-cpu, not '%s'", optarg);
+            break;
+        case OPT_PID: bad = push_ids(&pids, optarg); break;
+        case OPT_EXCLUDE_PID: bad = push_ids(&xpids, optarg); break;
+        case OPT_TID: bad = push_ids(&tids, optarg); break;
+        case OPT_EXCLUDE_TID: bad = push_ids(&xtids, optarg); break;
+        case OPT_PROCESS_NAME: push_str(&pnames, optarg); break;
+        case OPT_EXCLUDE_PROCESS_NAME: push_str(&xpnames, optarg); break;
+        case OPT_THREAD_NAME: push_str(&tnames, optarg); break;
+        case OPT_EXCLUDE_THREAD_NAME: push_str(&xtnames, optarg); break;
+        case OPT_TIME_RANGE: {
+            const char *comma = strchr(optarg, ',');
+            if (!comma)
+                return usage_error("--time-range needs START,END in ms, not '%s'", optarg);
+            opt.time_start = parse_ms(optarg, (size_t)(comma - optarg));
+            opt.time_end = parse_ms(comma + 1, strlen(comma + 1));
+            if (opt.time_start < -1 || opt.time_end < -1)
+                return usage_error("--time-range needs START,END in ms, not '%s'", optarg);
+            break;
+        }
+        case OPT_FILTER_FILE: opt.filter_file = optarg; break;
+        case OPT_AGGREGATE: push_str(&aggregate, optarg); break;
+        case OPT_PROGUARD: push_str(&proguard, optarg); break;
+        case OPT_ART: opt.show_art_frames = 1; break;
+        case OPT_REMOVE_METHOD: push_str(&remove_methods, optarg); break;
+        case OPT_MANGLED: opt.mangled = 1; break;
+        case OPT_MARKERS: opt.switch_markers = 1; break;
+        case OPT_NO_MARKERS: opt.switch_markers = 0; break;
+        case OPT_PERCPU: opt.percpu = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
+        if (bad)
+            return usage_error("'%s' is not a comma-separated list of ids", optarg);
     }
     if (optind >= argc)
         return usage_error("%s", "no input file given");
@@ -161,14 +374,23 @@ int main(int argc, char **argv)
         return usage_error("only one input file is accepted ('%s' is extra)",
                            argv[optind + 1]);
     const char *input = argv[optind];
+    opt.pids = (pc_ids){pids.v, pids.n};
+    opt.exclude_pids = (pc_ids){xpids.v, xpids.n};
+    opt.tids = (pc_ids){tids.v, tids.n};
+    opt.exclude_tids = (pc_ids){xtids.v, xtids.n};
+    opt.process_names = (pc_strings){pnames.v, pnames.n};
+    opt.exclude_process_names = (pc_strings){xpnames.v, xpnames.n};
+    opt.thread_names = (pc_strings){tnames.v, tnames.n};
+    opt.exclude_thread_names = (pc_strings){xtnames.v, xtnames.n};
+    opt.aggregate_threads = (pc_strings){aggregate.v, aggregate.n};
+    opt.proguard_mapping_files = (pc_strings){proguard.v, proguard.n};
+    opt.remove_methods = (pc_strings){remove_methods.v, remove_methods.n};
 
     char *owned = NULL;
     if (!output) {
         output = strcmp(input, "-") == 0 ? "-" : (owned = default_output(input));
-        if (!output) {
-            fprintf(stderr, "profconv: out of memory\n");
-            return EXIT_IO;
-        }
+        if (!output)
+            out_of_memory();
     }
     int name_gzip = 0, name_format = pc_format_from_path(output, &name_gzip);
     if (to) {
