@@ -110,15 +110,21 @@ int pc_java_frames(pc_profile *p, const pc_options *o, pc_error *err)
             n_re++;
         }
     }
+    size_t art = 0;
     for (size_t f = 0; st == PC_OK && f < p->frame.n; f++) {
-        if (!o->show_art_frames && p->frame.exec[f] == PC_EXEC_ART)
+        if (!o->show_art_frames && p->frame.exec[f] == PC_EXEC_ART) {
             drop[f] = 1;
+            art++;
+        }
         const char *name = pc_str(&p->str, p->func.name[p->frame.func[f]]);
         for (size_t k = 0; k < n_re && !drop[f]; k++)
             drop[f] = regexec(&re[k], name, 0, NULL, 0) == 0;
         dropped += drop[f];
     }
-    if (st == PC_OK && dropped && pc_drop_frames(p, drop) < 0)
+    /* report-sample removes ART frames before it folds a JIT frame into the
+     * interpreted frame of the same method that calls it; hiding them here
+     * must fold what becomes adjacent in the same way. */
+    if (st == PC_OK && dropped && pc_drop_frames(p, drop, art > 0) < 0)
         st = nomem(err);
     for (size_t k = 0; k < n_re; k++)
         regfree(&re[k]);

@@ -539,7 +539,7 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
     return p->sample.first ? pc_group_samples(p) : 0;
 }
 
-int pc_drop_frames(pc_profile *p, const uint8_t *drop)
+int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit)
 {
     size_t n = p->stack.n;
     uint32_t *to = malloc((n + 1) * sizeof *to);
@@ -550,7 +550,10 @@ int pc_drop_frames(pc_profile *p, const uint8_t *drop)
     for (size_t s = 0; s < n; s++) {
         uint32_t pre = p->stack.prefix[s], frame = p->stack.frame[s];
         uint32_t new_pre = pre == PC_NONE ? PC_NONE : to[pre];
-        to[s] = drop[frame] ? new_pre : pc_stack(p, new_pre, frame);
+        int merged = merge_jit && p->frame.exec[frame] == PC_EXEC_JIT &&
+                     new_pre != PC_NONE &&
+                     p->frame.func[p->stack.frame[new_pre]] == p->frame.func[frame];
+        to[s] = drop[frame] || merged ? new_pre : pc_stack(p, new_pre, frame);
     }
     for (size_t i = 0; i < p->sample.n; i++)
         if (p->sample.stack[i] != PC_NONE)

@@ -212,8 +212,11 @@ void pc_format_hex(char *buf, uint64_t v);
 int pc_remap_threads(pc_profile *p, const uint32_t *to);
 
 /* Removes the frames with drop[frame] set from every sample's stack.
- * Returns 0, or -1 when out of memory. */
-int pc_drop_frames(pc_profile *p, const uint8_t *drop);
+ * With merge_jit, a JIT-compiled frame called by its own method's frame
+ * (as ART calls from interpreted code into the compiled version) is
+ * removed too, once the frames between them are gone.  Returns 0, or -1
+ * when out of memory. */
+int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
 
 /* Earliest time of any sample, switch or marker (0 when there are none). */
 uint64_t pc_start_time(const pc_profile *p);
