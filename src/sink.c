@@ -24,6 +24,7 @@ struct pc_sink {
     char *path;        /* target, for messages and the final rename */
     char *tmp;         /* temporary file, NULL for stdout and memory */
     int fd;            /* -1 for memory */
+    int close_fd;      /* a device or pipe opened by path */
     uint8_t *buf;      /* uncompressed bytes waiting */
     size_t len;
 
@@ -235,10 +236,25 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
         return PC_OK;
     }
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    int exists = stat(path, &sb) == 0;
+    if (exists && S_ISDIR(sb.st_mode))
         return pc_fail(err, PC_EIO, "%s: is a directory", path);
     if ((st = make(&s, path, gzip_level, err)) != PC_OK)
         return st;
+    /* Devices and pipes (/dev/null, a FIFO) are written directly: there
+     * is no file to replace, and renaming over them would replace the
+     * device itself. */
+    if (exists && !S_ISREG(sb.st_mode)) {
+        s->fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (s->fd < 0) {
+            st = pc_fail(err, PC_EIO, "%s: cannot open: %s", path, strerror(errno));
+            sink_abort(s);
+            return st;
+        }
+        s->close_fd = 1;
+        *out = s;
+        return PC_OK;
+    }
     /* The temporary file sits beside the target so the rename is atomic. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
@@ -293,6 +309,11 @@ int sink_finish(pc_sink *s, unsigned char **data, size_t *size, pc_error *err)
             s->tmp = NULL;
         }
     }
+    if (s->close_fd) {
+        if (close(s->fd) < 0)
+            fail_errno(s, PC_EIO, "write failed");
+        s->close_fd = 0;
+    }
     if (s->failed) {
         int st = pc_fail(err, s->failed, "%s", s->msg);
         sink_abort(s);
@@ -319,6 +340,8 @@ void sink_abort(pc_sink *s)
             close(s->fd);
         unlink(s->tmp);
     }
+    if (s->close_fd)
+        close(s->fd);
     free(s->tmp);
     free(s->path);
     free(s->buf);

@@ -408,3 +408,32 @@ TEST(cli_filter_options)
         free(r.out);
     }
 }
+
+/* A FIFO (like /dev/null or any device) is written to, never replaced by a
+ * regular file. */
+TEST(cli_writes_to_a_pipe)
+{
+    char fifo[600], copy[600];
+    snprintf(fifo, sizeof fifo, "%s/out.fifo", t_tmpdir());
+    snprintf(copy, sizeof copy, "%s/fifo-copy.json", t_tmpdir());
+    T_EQ_INT(mkfifo(fifo, 0600), 0);
+    pid_t reader = fork();
+    if (reader == 0) {
+        char cmd[1400];
+        snprintf(cmd, sizeof cmd, "cat '%s' > '%s'", fifo, copy);
+        _exit(system(cmd) == 0 ? 0 : 1);
+    }
+    run_result r;
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "-o", fifo, NULL});
+    int ws = 0;
+    waitpid(reader, &ws, 0);
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    struct stat st;
+    T_CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    size_t len;
+    unsigned char *d = raw_file(copy, &len);
+    T_CHECK(d && len > 1000 && memcmp(d, "{\"meta\":", 8) == 0);
+    free(d);
+    T_EQ_INT(leftover_temp_files(), 0);
+}
