@@ -561,3 +561,28 @@ int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit)
     free(to);
     return p->oom ? -1 : 0;
 }
+
+uint64_t pc_end_time(const pc_profile *p)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.time[i] > t)
+            t = p->sample.time[i];
+    for (size_t i = 0; i < p->sw.n; i++)
+        if (p->sw.time[i] > t)
+            t = p->sw.time[i];
+    return t;
+}
+
+int pc_order_switches(const pc_profile *p, uint32_t **perm, size_t **first)
+{
+    *perm = malloc((p->sw.n + 1) * sizeof **perm);
+    *first = malloc((p->thread.n + 1) * sizeof **first);
+    if (*perm && *first &&
+        pc_order_by_thread(p->sw.thread, p->sw.time, p->sw.n, p->thread.n, *perm,
+                           *first) == 0)
+        return 0;
+    free(*perm);
+    free(*first);
+    return -1;
+}

@@ -218,6 +218,15 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to);
  * when out of memory. */
 int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
 
+/* Latest time of any sample or switch (0 when there are none): where the
+ * recording ends as far as the data tells. */
+uint64_t pc_end_time(const pc_profile *p);
+
+/* Orders the switches by thread, then time (see pc_order_by_thread) into
+ * new arrays *perm and *first, which the caller frees.  Returns 0, or -1
+ * when out of memory. */
+int pc_order_switches(const pc_profile *p, uint32_t **perm, size_t **first);
+
 /* Earliest time of any sample, switch or marker (0 when there are none). */
 uint64_t pc_start_time(const pc_profile *p);
 

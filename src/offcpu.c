@@ -39,21 +39,11 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
                      pc_error *err)
 {
     size_t nt = p->thread.n, nsw = p->sw.n;
-    uint32_t *perm = malloc((nsw + 1) * sizeof *perm);
-    size_t *first = malloc((nt + 1) * sizeof *first);
-    if (!perm || !first ||
-        pc_order_by_thread(p->sw.thread, p->sw.time, nsw, nt, perm, first) < 0) {
-        free(perm);
-        free(first);
+    uint32_t *perm;
+    size_t *first;
+    if (pc_order_switches(p, &perm, &first) < 0)
         return nomem(err);
-    }
-    uint64_t end = 0;
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] > end)
-            end = p->sample.time[i];
-    for (size_t i = 0; i < nsw; i++)
-        if (p->sw.time[i] > end)
-            end = p->sw.time[i];
+    uint64_t end = pc_end_time(p);
 
     /* next_on[k]: time of the first switch onto a CPU at position k or
      * later in its thread's time order. */

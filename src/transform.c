@@ -190,21 +190,11 @@ int pc_switch_markers(pc_profile *p, const pc_options *o, pc_error *err)
     size_t n = p->sw.n, nt = p->thread.n;
     if (!n || !o->switch_markers)
         return PC_OK;
-    uint32_t *perm = malloc(n * sizeof *perm);
-    size_t *first = malloc((nt + 1) * sizeof *first);
-    if (!perm || !first ||
-        pc_order_by_thread(p->sw.thread, p->sw.time, n, nt, perm, first) < 0) {
-        free(perm);
-        free(first);
+    uint32_t *perm;
+    size_t *first;
+    if (pc_order_switches(p, &perm, &first) < 0)
         return nomem(err);
-    }
-    uint64_t end = 0;
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] > end)
-            end = p->sample.time[i];
-    for (size_t i = 0; i < n; i++)
-        if (p->sw.time[i] > end)
-            end = p->sw.time[i];
+    uint64_t end = pc_end_time(p);
     uint32_t names[2] = {pc_intern_cstr(p, "On-CPU"), pc_intern_cstr(p, "Off-CPU")};
     for (size_t t = 0; t < nt; t++) {
         /* Each switch ends the interval the previous one began; repeated

@@ -11,29 +11,6 @@
 #include "t.h"
 #include "test_util.h"
 
-static pc_profile *convert_input(const char *base, const pc_options *o, int *status,
-                                 pc_error *err)
-{
-    char rel[256];
-    size_t len;
-    pc_profile *p = NULL;
-    snprintf(rel, sizeof rel, "inputs/%s", base);
-    unsigned char *data = corpus_read(rel, &len);
-    *status = data ? convert_bytes(data, len, o, &p, err) : -1;
-    free(data);
-    return p;
-}
-
-static pc_profile *convert_ok(const char *base, const pc_options *o)
-{
-    int st;
-    pc_error err;
-    pc_profile *p = convert_input(base, o, &st, &err);
-    if (st != PC_OK)
-        t_fail(__FILE__, __LINE__, "%s: %s", base, st < 0 ? "unreadable" : err.message);
-    return p;
-}
-
 /* Samples of the dump that pass keep(). */
 static size_t dump_count(const dump *d, int (*keep)(const dump *, const dump_sample *))
 {
@@ -96,7 +73,7 @@ TEST(filter_pid_and_names)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.pids = (pc_ids){&pid, 1};
-    if ((p = convert_ok(base, &o))) {
+    if ((p = convert_input(base, &o))) {
         T_CHECK(p->sample.n > 0);
         T_EQ_INT(p->sample.n, dump_count(&d, of_pid));
         for (size_t t = 0; t < p->thread.n; t++)
@@ -108,7 +85,7 @@ TEST(filter_pid_and_names)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.exclude_pids = (pc_ids){&pid, 1};
-    if ((p = convert_ok(base, &o))) {
+    if ((p = convert_input(base, &o))) {
         T_EQ_INT(p->sample.n, dump_count(&d, not_of_pid));
         pc_profile_free(p);
     }
@@ -124,7 +101,7 @@ TEST(filter_pid_and_names)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.thread_names = (pc_strings){names, 1};
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         T_CHECK(p->sample.n > 0);
         T_EQ_INT(p->sample.n, dump_count(&d, name_matches));
         T_EQ_INT(p->thread.n, 2);  /* AsyncTask #3 and #4 */
@@ -135,7 +112,7 @@ TEST(filter_pid_and_names)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.exclude_thread_names = (pc_strings){names, 1};
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         T_EQ_INT(p->sample.n, dump_count(&d, name_differs));
         pc_profile_free(p);
     }
@@ -148,12 +125,12 @@ TEST(filter_pid_and_names)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.process_names = (pc_strings){proc, 1};
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         T_EQ_INT(p->sample.n, d.n_samples);
         pc_profile_free(p);
     }
     o.process_names = (pc_strings){other, 1};
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         T_EQ_INT(p->sample.n, 0);
         T_EQ_INT(p->thread.n, 0);
         pc_profile_free(p);
@@ -173,9 +150,9 @@ TEST(filter_tid_matches_report_sample)
     int64_t tid = 31881;
     pc_options_init(&o);
     o.remove_gaps = 0;
-    pc_profile *theirs = convert_ok("perf_display_bitmaps.tid31881.trace", &o);
+    pc_profile *theirs = convert_input("perf_display_bitmaps.tid31881.trace", &o);
     o.tids = (pc_ids){&tid, 1};
-    pc_profile *ours = convert_ok("perf_display_bitmaps.callchain.trace", &o);
+    pc_profile *ours = convert_input("perf_display_bitmaps.callchain.trace", &o);
     if (theirs && ours) {
         T_EQ_INT(ours->thread.n, 1);
         T_EQ_INT(ours->sample.n, theirs->sample.n);
@@ -210,7 +187,7 @@ TEST(filter_time)
     o.time_end = 350 * 1000000LL;
     lo_ns = t0 + 100000000ULL;
     hi_ns = t0 + 350000000ULL;
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         size_t want = dump_count(&d, in_time);
         T_CHECK(want > 0 && want < d.n_samples);
         T_EQ_INT(p->sample.n, want);
@@ -223,7 +200,7 @@ TEST(filter_time)
     o.time_start = 200 * 1000000LL;
     lo_ns = t0 + 200000000ULL;
     hi_ns = UINT64_MAX;
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         T_EQ_INT(p->sample.n, dump_count(&d, in_time));
         pc_profile_free(p);
     }
@@ -248,7 +225,7 @@ TEST(filter_time)
     o.filter_file = path;
     lo_ns = t0 + 50000000ULL;
     hi_ns = t0 + 400000000ULL;
-    if ((p = convert_ok(db, &o))) {
+    if ((p = convert_input(db, &o))) {
         size_t want = 0;
         for (size_t i = 0; i < d.n_samples; i++)
             want += in_time(&d, &d.samples[i]) && d.samples[i].tid == main_tid;
@@ -347,7 +324,7 @@ TEST(aggregate_threads)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.aggregate_threads = (pc_strings){pattern, 1};
-    pc_profile *p = convert_ok(db, &o);
+    pc_profile *p = convert_input(db, &o);
     if (p) {
         size_t want = 0, merged = 0;
         for (size_t i = 0; i < d.n_samples; i++)

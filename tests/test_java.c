@@ -14,20 +14,6 @@
 #include "t.h"
 #include "test_util.h"
 
-static pc_profile *convert_ok(const char *base, const pc_options *o)
-{
-    char rel[256];
-    size_t len;
-    pc_profile *p = NULL;
-    pc_error err;
-    snprintf(rel, sizeof rel, "inputs/%s", base);
-    unsigned char *data = corpus_read(rel, &len);
-    if (!data || convert_bytes(data, len, o, &p, &err) != PC_OK)
-        t_fail(__FILE__, __LINE__, "%s: %s", base, data ? err.message : "unreadable");
-    free(data);
-    return p;
-}
-
 static const char *retrace(const pc_proguard *m, const char *name)
 {
     static char buf[512];
@@ -96,10 +82,10 @@ TEST(proguard_matches_simpleperf)
     mapping[0] = mapping_path;
     pc_options_init(&o);
     o.remove_gaps = 0;
-    pc_profile *theirs = convert_ok("perf_need_proguard_mapping.proguard.gaps0.trace", &o);
-    pc_profile *plain = convert_ok("perf_need_proguard_mapping.callchain.gaps0.trace", &o);
+    pc_profile *theirs = convert_input("perf_need_proguard_mapping.proguard.gaps0.trace", &o);
+    pc_profile *plain = convert_input("perf_need_proguard_mapping.callchain.gaps0.trace", &o);
     o.proguard_mapping_files = (pc_strings){mapping, 1};
-    pc_profile *ours = convert_ok("perf_need_proguard_mapping.callchain.gaps0.trace", &o);
+    pc_profile *ours = convert_input("perf_need_proguard_mapping.callchain.gaps0.trace", &o);
     if (theirs && ours && plain) {
         T_EQ_INT(ours->sample.n, theirs->sample.n);
         for (size_t i = 0; i < ours->sample.n && i < theirs->sample.n; i++)
@@ -139,10 +125,10 @@ TEST(art_frames)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.show_art_frames = 1;
-    pc_profile *shown = convert_ok(art, &o);
+    pc_profile *shown = convert_input(art, &o);
     o.show_art_frames = 0;
-    pc_profile *hidden = convert_ok(art, &o);
-    pc_profile *theirs = convert_ok("perf_with_interpreter_frames.exectype.trace", &o);
+    pc_profile *hidden = convert_input(art, &o);
+    pc_profile *theirs = convert_input("perf_with_interpreter_frames.exectype.trace", &o);
     size_t want = 0;
     for (size_t i = 0; i < d.n_samples; i++)
         want += d.samples[i].n_exec[3];
@@ -186,9 +172,9 @@ TEST(remove_method_and_mangled)
     const char *rm[] = {"^android\\.view\\."};
     pc_options_init(&o);
     o.remove_gaps = 0;
-    pc_profile *all = convert_ok(base, &o);
+    pc_profile *all = convert_input(base, &o);
     o.remove_methods = (pc_strings){rm, 1};
-    pc_profile *cut = convert_ok(base, &o);
+    pc_profile *cut = convert_input(base, &o);
     if (all && cut) {
         size_t depth_all = 0, depth_cut = 0, matching = 0;
         for (size_t i = 0; i < all->sample.n; i++)
@@ -217,7 +203,7 @@ TEST(remove_method_and_mangled)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.mangled = 1;
-    pc_profile *m = convert_ok("two_process_perf.callchain.trace", &o);
+    pc_profile *m = convert_input("two_process_perf.callchain.trace", &o);
     if (m) {
         int raw = 0, demangled = 0;
         for (size_t f = 0; f < m->func.n; f++) {
@@ -239,7 +225,7 @@ TEST(unwind_error_root_frame)
     pc_options o;
     pc_options_init(&o);
     o.remove_gaps = 0;
-    pc_profile *p = convert_ok("perf_with_failed_unwinding_debug_info.callchain.gaps0.trace", &o);
+    pc_profile *p = convert_input("perf_with_failed_unwinding_debug_info.callchain.gaps0.trace", &o);
     if (!p)
         return;
     /* simpleperf's dump: error_code ERROR_INVALID_MAP, and five JIT frames
@@ -264,7 +250,7 @@ TEST(lost_samples)
     char want[128];
     pc_options_init(&o);
     log_capture_start(&o);
-    pc_profile *p = convert_ok(base, &o);
+    pc_profile *p = convert_input(base, &o);
     unsigned long long total = d.lost_count + d.sample_count;
     snprintf(want, sizeof want, "warning: %llu of %llu samples (%.1f%%) were lost",
              (unsigned long long)d.lost_count, total, 100.0 * (double)d.lost_count / (double)total);
@@ -291,7 +277,7 @@ TEST(execution_type_subcategories)
     pc_options o;
     pc_options_init(&o);
     o.remove_gaps = 0;
-    pc_profile *p = convert_ok(base, &o);
+    pc_profile *p = convert_input(base, &o);
     if (p) {
         size_t interpreted = 0, jit = 0, want_i = 0, want_j = 0;
         for (size_t i = 0; i < d.n_samples; i++) {

@@ -10,19 +10,7 @@
 #include "t.h"
 #include "test_util.h"
 
-#define OFFCPU_INPUT "inputs/perf_with_trace_offcpu_v2.callchain.gaps0.trace"
-
-static pc_profile *convert_corpus(const char *rel, const pc_options *o)
-{
-    size_t len;
-    pc_profile *p = NULL;
-    pc_error err;
-    unsigned char *data = corpus_read(rel, &len);
-    if (!data || convert_bytes(data, len, o, &p, &err) != PC_OK)
-        t_fail(__FILE__, __LINE__, "%s: %s", rel, data ? err.message : "unreadable");
-    free(data);
-    return p;
-}
+#define OFFCPU_INPUT "perf_with_trace_offcpu_v2.callchain.gaps0.trace"
 
 static long long weight_sum(const pc_profile *p)
 {
@@ -71,7 +59,7 @@ TEST(offcpu_corpus_modes)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.offcpu = PC_OFFCPU_ON;
-    if ((p = convert_corpus(OFFCPU_INPUT, &o))) {
+    if ((p = convert_input(OFFCPU_INPUT, &o))) {
         T_EQ_INT(p->sample.n, 208);
         T_EQ_INT(weight_sum(p), 52000000);
         pc_profile_free(p);
@@ -79,7 +67,7 @@ TEST(offcpu_corpus_modes)
 
     t_case("offcpu: off-cpu");
     o.offcpu = PC_OFFCPU_OFF;
-    if ((p = convert_corpus(OFFCPU_INPUT, &o))) {
+    if ((p = convert_input(OFFCPU_INPUT, &o))) {
         static long long ref[512][2];
         size_t n = reference_samples("reference/perf_with_trace_offcpu_v2.proto.off-cpu.gecko.json",
                                      ref, 512);
@@ -108,7 +96,7 @@ TEST(offcpu_corpus_modes)
 
     t_case("offcpu: on-off-cpu");
     o.offcpu = PC_OFFCPU_ON_OFF;
-    if ((p = convert_corpus(OFFCPU_INPUT, &o))) {
+    if ((p = convert_input(OFFCPU_INPUT, &o))) {
         size_t per_event[2] = {0, 0};
         for (size_t i = 0; i < p->sample.n; i++)
             per_event[p->sample.event[i] ? 1 : 0]++;
@@ -120,7 +108,7 @@ TEST(offcpu_corpus_modes)
     t_case("offcpu: mixed is the default");
     pc_options_init(&o);
     o.remove_gaps = 0;
-    if ((p = convert_corpus(OFFCPU_INPUT, &o))) {
+    if ((p = convert_input(OFFCPU_INPUT, &o))) {
         size_t nonzero = 0;
         for (size_t i = 0; i < p->sample.n; i++)
             nonzero += p->sample.event[i] != 0;
@@ -135,7 +123,7 @@ TEST(offcpu_corpus_modes)
     pc_options_init(&o);
     o.remove_gaps = 0;
     o.event = "sched:sched_switch";
-    if ((p = convert_corpus(OFFCPU_INPUT, &o))) {
+    if ((p = convert_input(OFFCPU_INPUT, &o))) {
         T_EQ_INT(p->sample.n, 96);
         T_CHECK(weight_sum(p) > 344124304LL);
         pc_profile_free(p);

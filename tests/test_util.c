@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "corpus.h"
 #include "fixtures.h"
 #include "t.h"
 
@@ -51,6 +52,20 @@ pc_profile *convert_fixture(const pc_options *o)
     if (convert_bytes(e.out.data, e.out.len, o, &p, &err) != PC_OK)
         t_fail(__FILE__, __LINE__, "fixture conversion failed: %s", err.message);
     spe_free(&e);
+    return p;
+}
+
+pc_profile *convert_input(const char *base, const pc_options *o)
+{
+    char rel[256];
+    size_t len;
+    pc_profile *p = NULL;
+    pc_error err;
+    snprintf(rel, sizeof rel, "inputs/%s", base);
+    unsigned char *data = corpus_read(rel, &len);
+    if (!data || convert_bytes(data, len, o, &p, &err) != PC_OK)
+        t_fail(__FILE__, __LINE__, "%s: %s", base, data ? err.message : "unreadable");
+    free(data);
     return p;
 }
 
