@@ -1,12 +1,44 @@
 /* Output writers: one function per format, each serializing a grouped
- * profile (pc_group_samples done) into a sink. */
+ * profile (pc_group_samples done) into a sink, and what they share. */
 #ifndef PROFCONV_WRITE_H
 #define PROFCONV_WRITE_H
 
+#include "json_out.h"
 #include "model.h"
 #include "profconv.h"
 #include "sink.h"
 
 int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
+int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
+
+/* Model frames and stacks merged into what the Firefox Profiler's formats
+ * express: its frames carry no address, so model frames of one function
+ * at different addresses become one frame, keyed by (func, category,
+ * subcategory), and stacks are re-interned over the merged frames.  Merged
+ * ids keep parents before children. */
+typedef struct pc_merged {
+    uint32_t *gf_of_frame;          /* model frame -> merged frame */
+    uint32_t *gf_func;
+    uint8_t *gf_cat, *gf_sub;
+    size_t n_gf;
+    uint32_t *gs_of_stack;          /* model stack -> merged stack */
+    uint32_t *gs_prefix, *gs_frame;
+    size_t n_gs;
+} pc_merged;
+
+int pc_merge(const pc_profile *p, pc_merged *m);
+void pc_merged_free(pc_merged *m);
+
+/* JSON pieces both Firefox formats write. */
+void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id);
+void pc_jw_categories(jw *w);
+/* "misc": build type and sample loss, if any. */
+void pc_jw_misc(jw *w, const pc_profile *p);
+/* The product (title): the app package, else the input format. */
+void pc_jw_product(jw *w, const pc_profile *p);
+
+/* First and last time of each thread's samples and markers (UINT64_MAX and
+ * 0 for a thread with neither). */
+int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last);
 
 #endif

@@ -11,10 +11,8 @@
  * it and upgrades it on load, while newer versions would be refused by
  * older deployments for no gain (versions 25-36 add nothing we use).
  *
- * The model may hold several frames per function (one per address); Gecko
- * frames carry no address, so model frames are merged by (func, category,
- * subcategory) and stacks re-interned over the merged frames before
- * anything is written.
+ * Frames and stacks are written merged (write_common.c), since Gecko
+ * frames carry no address.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,90 +24,6 @@
 #include "write.h"
 
 #define GECKO_VERSION 24
-
-/* Model frames and stacks merged into what Gecko can express. */
-typedef struct merged {
-    uint32_t *gf_of_frame;          /* model frame -> merged frame */
-    uint32_t *gf_func;
-    uint8_t *gf_cat, *gf_sub;
-    size_t n_gf;
-    uint32_t *gs_of_stack;          /* model stack -> merged stack */
-    uint32_t *gs_prefix, *gs_frame;
-    size_t n_gs;
-} merged;
-
-static void merged_free(merged *m)
-{
-    free(m->gf_of_frame);
-    free(m->gf_func);
-    free(m->gf_cat);
-    free(m->gf_sub);
-    free(m->gs_of_stack);
-    free(m->gs_prefix);
-    free(m->gs_frame);
-}
-
-static int merge(const pc_profile *p, merged *m)
-{
-    pc_htab idx = {0};
-    size_t nf = p->frame.n, ns = p->stack.n;
-    int ok = 1;
-
-    memset(m, 0, sizeof *m);
-    m->gf_of_frame = malloc((nf + 1) * sizeof *m->gf_of_frame);
-    m->gf_func = malloc((nf + 1) * sizeof *m->gf_func);
-    m->gf_cat = malloc(nf + 1);
-    m->gf_sub = malloc(nf + 1);
-    m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
-    m->gs_prefix = malloc((ns + 1) * sizeof *m->gs_prefix);
-    m->gs_frame = malloc((ns + 1) * sizeof *m->gs_frame);
-    if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gf_sub || !m->gs_of_stack ||
-        !m->gs_prefix || !m->gs_frame || pc_htab_reserve(&idx, nf) < 0)
-        ok = 0;
-    for (size_t f = 0; ok && f < nf; f++) {
-        pc_probe pr;
-        uint32_t func = p->frame.func[f], g;
-        uint8_t cat = p->frame.cat[f];
-        uint8_t sub = (uint8_t)pc_subcategory(cat, p->frame.exec[f]);
-        pc_probe_start(&idx, pc_mix64((uint64_t)func << 16 | (uint64_t)cat << 8 | sub), &pr);
-        while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
-            if (m->gf_func[g] == func && m->gf_cat[g] == cat && m->gf_sub[g] == sub)
-                break;
-        if (g == PC_NONE) {
-            g = (uint32_t)m->n_gf++;
-            m->gf_func[g] = func;
-            m->gf_cat[g] = cat;
-            m->gf_sub[g] = sub;
-            pc_htab_insert(&idx, &pr, g);
-        }
-        m->gf_of_frame[f] = g;
-    }
-    pc_htab_free(&idx);
-    if (ok && pc_htab_reserve(&idx, ns) < 0)
-        ok = 0;
-    /* Model stacks come parents first, so each prefix is mapped already. */
-    for (size_t s = 0; ok && s < ns; s++) {
-        pc_probe pr;
-        uint32_t pre = p->stack.prefix[s];
-        uint32_t gp = pre == PC_NONE ? PC_NONE : m->gs_of_stack[pre];
-        uint32_t gf = m->gf_of_frame[p->stack.frame[s]], g;
-        pc_probe_start(&idx, pc_mix64((uint64_t)gp << 32 | gf), &pr);
-        while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
-            if (m->gs_prefix[g] == gp && m->gs_frame[g] == gf)
-                break;
-        if (g == PC_NONE) {
-            g = (uint32_t)m->n_gs++;
-            m->gs_prefix[g] = gp;
-            m->gs_frame[g] = gf;
-            pc_htab_insert(&idx, &pr, g);
-        }
-        m->gs_of_stack[s] = g;
-    }
-    pc_htab_free(&idx);
-    if (!ok)
-        merged_free(m);
-    return ok ? 0 : -1;
-}
 
 /* Per-thread renumbering: which merged stacks, frames and strings a thread
  * uses, and their local indexes.  Stamps avoid clearing arrays between
@@ -140,7 +54,7 @@ static void local_free(local *l)
     free(l->strs);
 }
 
-static int local_init(local *l, const pc_profile *p, const merged *m)
+static int local_init(local *l, const pc_profile *p, const pc_merged *m)
 {
     memset(l, 0, sizeof *l);
     l->stack_stamp = calloc(m->n_gs + 1, sizeof *l->stack_stamp);
@@ -168,7 +82,7 @@ static int cmp_u32(const void *a, const void *b)
 
 /* Collects what thread t uses: stacks of its samples with their ancestors,
  * their frames, and its marker names. */
-static void local_collect(local *l, const pc_profile *p, const merged *m,
+static void local_collect(local *l, const pc_profile *p, const pc_merged *m,
                           uint32_t t, const uint32_t *markers, size_t n_markers)
 {
     uint32_t stamp = ++l->stamp;
@@ -222,33 +136,6 @@ static const char marker_schema[] =
     "{\"key\":\"rawCode\",\"label\":\"Raw error code\",\"format\":\"integer\"},"
     "{\"key\":\"address\",\"label\":\"Error address\",\"format\":\"string\"}]}]";
 
-static void str_id(jw *w, const pc_profile *p, uint32_t id)
-{
-    jw_str(w, pc_str(&p->str, id), pc_str_len(&p->str, id));
-}
-
-/* Build type and sample loss, shown with the profile's details. */
-static void write_misc(jw *w, const pc_profile *p)
-{
-    char lost[128] = "";
-    uint64_t n = p->meta.lost_count, total = p->meta.lost_sample_count + n;
-    if (p->meta.has_lost && n)
-        snprintf(lost, sizeof lost, "%s%llu of %llu samples lost while recording (%.1f%%)",
-                 p->meta.build_type != PC_NONE ? ", " : "", (unsigned long long)n,
-                 (unsigned long long)total, 100.0 * (double)n / (double)total);
-    if (p->meta.build_type == PC_NONE && !lost[0])
-        return;
-    jw_key(w, "misc");
-    jw_str_begin(w);
-    if (p->meta.build_type != PC_NONE) {
-        jw_str_part(w, pc_str(&p->str, p->meta.build_type),
-                    pc_str_len(&p->str, p->meta.build_type));
-        jw_str_part(w, " build", 6);
-    }
-    jw_str_part(w, lost, strlen(lost));
-    jw_str_end(w);
-}
-
 static void write_meta(jw *w, const pc_profile *p, uint64_t start,
                        uint64_t interval)
 {
@@ -263,11 +150,7 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
     jw_key(w, "processType");
     jw_int(w, 0);
     jw_key(w, "product");
-    if (p->meta.app_package != PC_NONE)
-        str_id(w, p, p->meta.app_package);
-    else
-        jw_cstr(w, p->meta.source != PC_NONE ? pc_str(&p->str, p->meta.source)
-                                             : "profile");
+    pc_jw_product(w, p);
     if (p->meta.sdk_version != PC_NONE || p->meta.app_type != PC_NONE) {
         jw_key(w, "platform");
         jw_cstr(w, "Android");
@@ -280,7 +163,7 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
                     pc_str_len(&p->str, p->meta.sdk_version));
         jw_str_end(w);
     }
-    write_misc(w, p);
+    pc_jw_misc(w, p);
     jw_key(w, "debug");
     jw_int(w, p->meta.app_type != PC_NONE &&
                   strcmp(pc_str(&p->str, p->meta.app_type), "debuggable") == 0);
@@ -295,21 +178,7 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
     jw_key(w, "presymbolicated");
     jw_bool(w, 1);
     jw_key(w, "categories");
-    jw_arr(w);
-    for (int c = 0; c < PC_CAT_COUNT; c++) {
-        jw_obj(w);
-        jw_key(w, "name");
-        jw_cstr(w, pc_categories[c].name);
-        jw_key(w, "color");
-        jw_cstr(w, pc_categories[c].color);
-        jw_key(w, "subcategories");
-        jw_arr(w);
-        for (int k = 0; k < pc_categories[c].n_subcategories; k++)
-            jw_cstr(w, pc_categories[c].subcategories[k]);
-        jw_arr_end(w);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
+    pc_jw_categories(w);
     jw_key(w, "markerSchema");
     jw_raw(w, marker_schema);
     jw_obj_end(w);
@@ -345,7 +214,7 @@ static void write_markers(jw *w, const pc_profile *p, const local *l,
             jw_key(w, "type");
             jw_cstr(w, "UnwindError");
             jw_key(w, "error");
-            str_id(w, p, p->marker.s[i]);
+            pc_jw_str_id(w, p, p->marker.s[i]);
             jw_key(w, "rawCode");
             jw_int(w, p->marker.a[i]);
             jw_key(w, "address");
@@ -359,7 +228,7 @@ static void write_markers(jw *w, const pc_profile *p, const local *l,
     jw_obj_end(w);
 }
 
-static void write_tables(jw *w, const pc_profile *p, const merged *m,
+static void write_tables(jw *w, const pc_profile *p, const pc_merged *m,
                          const local *l)
 {
     jw_key(w, "stackTable");
@@ -417,11 +286,11 @@ static void write_tables(jw *w, const pc_profile *p, const merged *m,
         jw_str_end(w);
     }
     for (size_t k = 0; k < l->n_strs; k++)
-        str_id(w, p, l->strs[k]);
+        pc_jw_str_id(w, p, l->strs[k]);
     jw_arr_end(w);
 }
 
-static void write_thread(jw *w, const pc_profile *p, const merged *m,
+static void write_thread(jw *w, const pc_profile *p, const pc_merged *m,
                          const local *l, uint32_t t, const uint32_t *main_of,
                          const uint32_t *markers, size_t n_markers,
                          uint64_t start)
@@ -435,13 +304,13 @@ static void write_thread(jw *w, const pc_profile *p, const merged *m,
 
     jw_obj(w);
     jw_key(w, "name");
-    str_id(w, p, p->thread.name[t]);
+    pc_jw_str_id(w, p, p->thread.name[t]);
     jw_key(w, "processType");
     jw_cstr(w, "default");
     uint32_t main = main_of[t];
     if (main != PC_NONE) {
         jw_key(w, "processName");
-        str_id(w, p, p->thread.name[main]);
+        pc_jw_str_id(w, p, p->thread.name[main]);
     }
     jw_key(w, "pid");
     jw_int(w, p->thread.pid[t]);
@@ -479,7 +348,7 @@ static void write_thread(jw *w, const pc_profile *p, const merged *m,
 
 int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
 {
-    merged m;
+    pc_merged m;
     local l;
     size_t nt = p->thread.n, nm = p->marker.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
@@ -498,7 +367,7 @@ int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
         return pc_fail(err, PC_ENOMEM, "out of memory");
     }
     pc_thread_order(p, order, main_of);
-    if (merge(p, &m) < 0) {
+    if (pc_merge(p, &m) < 0) {
         st = pc_fail(err, PC_ENOMEM, "out of memory");
     } else {
         if (local_init(&l, p, &m) < 0) {
@@ -529,7 +398,7 @@ int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
             sink_write(s, "\n", 1);
             local_free(&l);
         }
-        merged_free(&m);
+        pc_merged_free(&m);
     }
     free(order);
     free(main_of);
