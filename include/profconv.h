@@ -170,7 +170,9 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s);
 
 enum pc_format {
     PC_FORMAT_NONE = 0,
-    PC_FORMAT_GECKO = 1,  /* Firefox Profiler Gecko JSON */
+    PC_FORMAT_GECKO = 1,    /* Firefox Profiler Gecko JSON */
+    PC_FORMAT_FIREFOX = 2,  /* Firefox Profiler processed JSON: weights,
+                               fast loading */
 };
 
 typedef struct pc_write_options {
@@ -180,15 +182,17 @@ typedef struct pc_write_options {
                         igzip, 4-9 zlib */
 } pc_write_options;
 
-/* Fills o with the defaults: Gecko, no gzip, level 1. */
+/* Fills o with the defaults: processed Firefox format, no gzip, level 1. */
 void pc_write_options_init(pc_write_options *o);
 
-/* Returns the enum pc_format named by name ("gecko"), or PC_FORMAT_NONE. */
+/* Returns the enum pc_format named by name ("firefox", "gecko"), or
+ * PC_FORMAT_NONE. */
 int pc_format_by_name(const char *name);
 
-/* Guesses format and gzip from an output file name (".json", ".json.gz",
- * ".gz").  Returns the format, or PC_FORMAT_NONE when the name says
- * nothing; *gzip is set to 1 when the name ends in ".gz". */
+/* Guesses format and gzip from an output file name: ".json" and
+ * ".json.gz" mean the processed Firefox format.  Returns the format, or
+ * PC_FORMAT_NONE when the name says nothing; *gzip is set to 1 when the
+ * name ends in ".gz". */
 int pc_format_from_path(const char *path, int *gzip);
 
 /* Writes p to path ("-" for standard output).  A file is written under a

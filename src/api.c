@@ -22,7 +22,7 @@ void pc_options_init(pc_options *o)
 void pc_write_options_init(pc_write_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->format = PC_FORMAT_GECKO;
+    o->format = PC_FORMAT_FIREFOX;
     o->gzip_level = 1;
 }
 
@@ -102,6 +102,8 @@ int pc_format_by_name(const char *name)
 {
     if (strcmp(name, "gecko") == 0)
         return PC_FORMAT_GECKO;
+    if (strcmp(name, "firefox") == 0)
+        return PC_FORMAT_FIREFOX;
     return PC_FORMAT_NONE;
 }
 
@@ -115,7 +117,7 @@ int pc_format_from_path(const char *path, int *gzip)
 {
     *gzip = ends_with(path, ".gz");
     if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
-        return PC_FORMAT_GECKO;
+        return PC_FORMAT_FIREFOX;
     return PC_FORMAT_NONE;
 }
 
@@ -133,6 +135,8 @@ static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
     switch (o->format) {
     case PC_FORMAT_GECKO:
         return pc_write_gecko(p, s, err);
+    case PC_FORMAT_FIREFOX:
+        return pc_write_processed(p, s, err);
     }
     return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
 }

@@ -25,8 +25,11 @@ static const char usage_text[] =
 "                        input's name with its extension replaced by .json.gz,\n"
 "                        in the current directory (standard output when the\n"
 "                        input is standard input).     e.g. -o app.json.gz\n"
-"  -t, --to FORMAT       output format: gecko (the Firefox Profiler's Gecko\n"
-"                        JSON).  Default: from the output name, else gecko.\n"
+"  -t, --to FORMAT       output format: firefox (the Firefox Profiler's\n"
+"                        processed format: sample weights, fast loading) or\n"
+"                        gecko (its Gecko format, read by every version of the\n"
+"                        profiler, without weights).  Default: firefox.\n"
+"                                                     e.g. --to gecko\n"
 "      --gzip, --no-gzip compress the output with gzip, or not.  Default: gzip\n"
 "                        when the output name ends in .gz.   e.g. -o - --gzip\n"
 "      --markers, --no-markers\n"
@@ -397,7 +400,7 @@ int main(int argc, char **argv)
         wopt.format = pc_format_by_name(to);
         if (wopt.format == PC_FORMAT_NONE) {
             free(owned);
-            return usage_error("unknown output format '%s' (known: gecko)", to);
+            return usage_error("unknown output format '%s' (known: firefox, gecko)", to);
         }
     } else if (name_format != PC_FORMAT_NONE) {
         wopt.format = name_format;

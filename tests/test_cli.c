@@ -183,7 +183,7 @@ TEST(cli_usage_errors)
         {{"-o", NULL}, "profconv: option '-o' needs a value\n"},
         {{"--remove-gaps", "-1", "x", NULL}, "--remove-gaps needs a number >= 0, not '-1'"},
         {{"--remove-gaps", "3x", "x", NULL}, "not '3x'"},
-        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: gecko)"},
+        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: firefox, gecko)"},
         {{"a", "b", NULL}, "only one input file is accepted ('b' is extra)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -208,7 +208,9 @@ TEST(cli_converts_file)
     free(r.out);
     size_t len;
     unsigned char *json = raw_file(out, &len);
-    T_CHECK(json && len > 100 && memcmp(json, "{\"meta\":{\"version\":24,", 22) == 0);
+    /* .json means the processed format. */
+    static const char head[] = "{\"meta\":{\"version\":24,\"preprocessedProfileVersion\":70,";
+    T_CHECK(json && len > 100 && memcmp(json, head, sizeof head - 1) == 0);
     T_CHECK(json && json[len - 1] == '\n');
 
     /* -q: silent on success; same bytes again (deterministic). */
@@ -321,6 +323,16 @@ TEST(cli_bad_input_leaves_no_output)
     struct stat st;
     T_CHECK(stat(keep, &st) == 0 && (st.st_mode & 0777) == 0640 && st.st_size > 1000);
     T_EQ_INT(leftover_temp_files(), 0);
+}
+
+TEST(cli_gecko_format)
+{
+    run_result r;
+    run(&r, NULL, NULL, (const char *[]){"-q", "--to", "gecko", fixture_file(), "-o", "-", NULL});
+    T_EQ_INT(r.status, 0);
+    T_CHECK(r.out && strstr((char *)r.out, "\"stringTable\":[") &&
+            !strstr((char *)r.out, "preprocessedProfileVersion"));
+    free(r.out);
 }
 
 TEST(cli_io_errors)

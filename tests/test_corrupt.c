@@ -51,6 +51,7 @@ static int try_variant(const unsigned char *data, size_t len, int must_fail,
     size_t out_len = 0;
     char msg[1024];
     pc_write_options_init(&w);
+    w.format = PC_FORMAT_GECKO;
     int ok = pc_write_memory(p, &w, &out, &out_len, &err) == PC_OK &&
              gecko_check_text((const char *)out, out_len, msg, sizeof msg) == 0;
     if (!ok)

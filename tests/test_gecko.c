@@ -23,6 +23,7 @@ static jv *gecko_of_profile(pc_profile *p)
     if (!p)
         return NULL;
     pc_write_options_init(&w);
+    w.format = PC_FORMAT_GECKO;
     if (pc_write_memory(p, &w, &text, &len, &err) != PC_OK) {
         t_fail(__FILE__, __LINE__, "write failed: %s", err.message);
     } else {

@@ -319,6 +319,7 @@ static void compare_one(const corpus_row *row)
     pc_write_options w;
     options_of(row->col[M_OPTIONS], &o);
     pc_write_options_init(&w);
+    w.format = PC_FORMAT_GECKO;
     if (convert_bytes(input, in_len, &o, &p, &err) != PC_OK ||
         pc_write_memory(p, &w, &ours_text, &ours_len, &err) != PC_OK) {
         t_fail(__FILE__, __LINE__, "conversion failed: %s", err.message);
@@ -405,6 +406,7 @@ static void converts(const corpus_row *row)
         pc_options_init(&o);
         o.remove_gaps = gaps;
         pc_write_options_init(&w);
+        w.format = PC_FORMAT_GECKO;
         if (convert_bytes(data, len, &o, &p, &err) != PC_OK ||
             pc_write_memory(p, &w, &out, &out_len, &err) != PC_OK) {
             t_fail(__FILE__, __LINE__, "--remove-gaps %d: %s", gaps, err.message);

@@ -1,0 +1,723 @@
+/* Writer for the Firefox Profiler's processed profile format.
+ *
+ * The processed format is what the profiler works on internally: shared
+ * string, stack, frame, func and resource tables, columnar samples with
+ * weights, and explicit processes and thread order.  The profiler loads it
+ * without rebuilding anything, and it is the only Firefox format that can
+ * carry sample weights (../shared/formats/firefox.md §2).
+ *
+ * The version is pinned at 70, the newest of the profiler at the snapshot
+ * this writer was checked against (firefox-devtools/profiler, 2026-08).
+ * Every change since version 60 (tables shared across threads) either only
+ * allows typed arrays in binary JSLB files (65, 67, 68) or moves columns
+ * (66: stack prefix offsets, 70: a frame's lib); writing the newest means
+ * the profiler loads the file with no upgrader at all, and the file matches
+ * the profiler's current type definitions column for column.  A profiler
+ * older than version 70 refuses it with a version error; `--to gecko` is
+ * the format every version reads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "write.h"
+
+#define PROCESSED_VERSION 70
+#define GECKO_VERSION 24
+
+/* What the profile uses of the merged tables, renumbered in order of first
+ * use so that the output is deterministic and holds nothing unused. */
+typedef struct used {
+    uint32_t *stack_idx;   /* merged stack -> output index, PC_NONE if unused */
+    uint32_t *stacks;      /* output order */
+    size_t n_stacks;
+    uint32_t *frame_idx, *frames;
+    size_t n_frames;
+    uint32_t *func_idx, *funcs;
+    size_t n_funcs;
+    uint32_t *res_idx, *res;
+    size_t n_res;
+    uint32_t *str_idx, *strs;
+    size_t n_strs;
+} used;
+
+static void used_free(used *u)
+{
+    free(u->stack_idx);
+    free(u->stacks);
+    free(u->frame_idx);
+    free(u->frames);
+    free(u->func_idx);
+    free(u->funcs);
+    free(u->res_idx);
+    free(u->res);
+    free(u->str_idx);
+    free(u->strs);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint32_t *all_none(size_t n)
+{
+    uint32_t *a = malloc((n + 1) * sizeof *a);
+    if (a)
+        memset(a, 0xff, (n + 1) * sizeof *a);
+    return a;
+}
+
+/* Gives string id s an output index if it has none yet. */
+static void use_str(used *u, uint32_t s)
+{
+    if (u->str_idx[s] == PC_NONE) {
+        u->str_idx[s] = (uint32_t)u->n_strs;
+        u->strs[u->n_strs++] = s;
+    }
+}
+
+static int collect(const pc_profile *p, const pc_merged *m, used *u)
+{
+    memset(u, 0, sizeof *u);
+    u->stack_idx = all_none(m->n_gs);
+    u->stacks = malloc((m->n_gs + 1) * sizeof *u->stacks);
+    u->frame_idx = all_none(m->n_gf);
+    u->frames = malloc((m->n_gf + 1) * sizeof *u->frames);
+    u->func_idx = all_none(p->func.n);
+    u->funcs = malloc((p->func.n + 1) * sizeof *u->funcs);
+    u->res_idx = all_none(p->res.n);
+    u->res = malloc((p->res.n + 1) * sizeof *u->res);
+    u->str_idx = all_none(p->str.n);
+    u->strs = malloc((p->str.n + 1) * sizeof *u->strs);
+    if (!u->stack_idx || !u->stacks || !u->frame_idx || !u->frames || !u->func_idx ||
+        !u->funcs || !u->res_idx || !u->res || !u->str_idx || !u->strs)
+        return -1;
+    /* Stacks the samples reach, with their ancestors; ascending merged ids
+     * keep parents first. */
+    for (size_t i = 0; i < p->sample.n; i++) {
+        if (p->sample.stack[i] == PC_NONE)
+            continue;
+        for (uint32_t g = m->gs_of_stack[p->sample.stack[i]];
+             g != PC_NONE && u->stack_idx[g] == PC_NONE; g = m->gs_prefix[g]) {
+            u->stack_idx[g] = 0;
+            u->stacks[u->n_stacks++] = g;
+        }
+    }
+    qsort(u->stacks, u->n_stacks, sizeof *u->stacks, cmp_u32);
+    for (size_t k = 0; k < u->n_stacks; k++) {
+        uint32_t g = u->stacks[k], f = m->gs_frame[g];
+        u->stack_idx[g] = (uint32_t)k;
+        if (u->frame_idx[f] == PC_NONE) {
+            u->frame_idx[f] = (uint32_t)u->n_frames;
+            u->frames[u->n_frames++] = f;
+        }
+    }
+    for (size_t k = 0; k < u->n_frames; k++) {
+        uint32_t fn = m->gf_func[u->frames[k]];
+        if (u->func_idx[fn] != PC_NONE)
+            continue;
+        u->func_idx[fn] = (uint32_t)u->n_funcs;
+        u->funcs[u->n_funcs++] = fn;
+        use_str(u, p->func.name[fn]);
+        uint32_t r = p->func.res[fn];
+        /* Synthetic frames have a nameless resource: none for the profiler. */
+        if (u->res_idx[r] == PC_NONE && pc_str_len(&p->str, p->res.name[r])) {
+            u->res_idx[r] = (uint32_t)u->n_res;
+            u->res[u->n_res++] = r;
+            use_str(u, p->res.name[r]);
+        }
+    }
+    for (size_t i = 0; i < p->marker.n; i++)
+        use_str(u, p->marker.name[i]);
+    return 0;
+}
+
+/* ---- Events and weights ---- */
+
+static int is_time_event(const pc_profile *p, size_t e)
+{
+    const char *name = pc_str(&p->str, p->meta.event[e]);
+    if (strncmp(name, "cpu-clock", 9) == 0 || strncmp(name, "task-clock", 10) == 0)
+        return 1;
+    /* Off-CPU samples carry their duration once pc_offcpu has run. */
+    return p->meta.trace_offcpu && strstr(name, "sched_switch") != NULL;
+}
+
+static int is_off_event(const pc_profile *p, size_t e)
+{
+    return p->meta.offcpu_mode == PC_OFFCPU_ON_OFF &&
+           strstr(pc_str(&p->str, p->meta.event[e]), "sched_switch") != NULL;
+}
+
+/* Weights are durations in ms when every kept sample's event measures
+ * time; otherwise each sample counts one. */
+static int time_weighted(const pc_profile *p)
+{
+    uint8_t seen[256] = {0};
+    int any = 0;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint16_t e = p->sample.event[i];
+        if (e < 256 && seen[e])
+            continue;
+        if (e >= p->meta.n_events || !is_time_event(p, e))
+            return 0;
+        if (e < 256)
+            seen[e] = 1;
+        any = 1;
+    }
+    return any;
+}
+
+/* The event(s) shown, for the title and the profile's details. */
+static void event_label(const pc_profile *p, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!p->meta.n_events)
+        return;
+    if (!p->meta.kept_events_all) {
+        snprintf(buf, size, "%s", pc_str(&p->str, p->meta.event[p->meta.kept_event]));
+        return;
+    }
+    const char *sep = p->meta.offcpu_mode == PC_OFFCPU_MIXED ? " + " : ", ";
+    for (size_t e = 0; e < p->meta.n_events; e++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", e ? sep : "",
+                 pc_str(&p->str, p->meta.event[e]));
+    }
+}
+
+/* ---- Tracks: output threads ---- */
+
+/* A track is a model thread, or in on-off-cpu mode one of its two halves
+ * (on-CPU samples, off-CPU samples), since a samples table has one kind of
+ * event. */
+typedef struct track {
+    uint32_t thread;
+    int off;        /* 1: the off-CPU half */
+    size_t samples;
+    uint64_t weight;
+} track;
+
+static int track_has(const pc_profile *p, const track *k, size_t i)
+{
+    return p->meta.offcpu_mode != PC_OFFCPU_ON_OFF ||
+           is_off_event(p, p->sample.event[i]) == k->off;
+}
+
+/* ---- JSON ---- */
+
+static void write_index_or_null(jw *w, uint32_t v)
+{
+    if (v == PC_NONE)
+        jw_null(w);
+    else
+        jw_uint(w, v);
+}
+
+static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
+                         const used *u)
+{
+    jw_key(w, "shared");
+    jw_obj(w);
+
+    jw_key(w, "stackTable");
+    jw_obj(w);
+    jw_key(w, "frame");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_stacks; k++)
+        jw_uint(w, u->frame_idx[m->gs_frame[u->stacks[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "prefixOffset");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_stacks; k++) {
+        uint32_t pre = m->gs_prefix[u->stacks[k]];
+        jw_uint(w, pre == PC_NONE ? 0 : k - u->stack_idx[pre]);
+    }
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_stacks);
+    jw_obj_end(w);
+
+    jw_key(w, "frameTable");
+    jw_obj(w);
+    static const char *const const_cols[][2] = {
+        {"address", "-1"}, {"lib", "-1"}, {"inlineDepth", "0"}, {"nativeSymbol", "null"},
+        {"innerWindowID", "null"}, {"line", "null"}, {"column", "null"},
+        {"originalLocation", "null"}};
+    for (size_t c = 0; c < sizeof const_cols / sizeof *const_cols; c++) {
+        jw_key(w, const_cols[c][0]);
+        jw_arr(w);
+        for (size_t k = 0; k < u->n_frames; k++)
+            jw_raw(w, const_cols[c][1]);
+        jw_arr_end(w);
+    }
+    jw_key(w, "category");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++)
+        jw_uint(w, m->gf_cat[u->frames[k]]);
+    jw_arr_end(w);
+    jw_key(w, "subcategory");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++)
+        jw_uint(w, m->gf_sub[u->frames[k]]);
+    jw_arr_end(w);
+    jw_key(w, "func");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++)
+        jw_uint(w, u->func_idx[m->gf_func[u->frames[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_frames);
+    jw_obj_end(w);
+
+    jw_key(w, "funcTable");
+    jw_obj(w);
+    jw_key(w, "name");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_funcs; k++)
+        jw_uint(w, u->str_idx[p->func.name[u->funcs[k]]]);
+    jw_arr_end(w);
+    static const char *const func_cols[][2] = {
+        {"isJS", "false"}, {"relevantForJS", "false"}, {"source", "null"},
+        {"lineNumber", "null"}, {"columnNumber", "null"}, {"originalLocation", "null"}};
+    for (size_t c = 0; c < sizeof func_cols / sizeof *func_cols; c++) {
+        jw_key(w, func_cols[c][0]);
+        jw_arr(w);
+        for (size_t k = 0; k < u->n_funcs; k++)
+            jw_raw(w, func_cols[c][1]);
+        jw_arr_end(w);
+    }
+    jw_key(w, "resource");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_funcs; k++) {
+        uint32_t r = u->res_idx[p->func.res[u->funcs[k]]];
+        if (r == PC_NONE)
+            jw_int(w, -1);
+        else
+            jw_uint(w, r);
+    }
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_funcs);
+    jw_obj_end(w);
+
+    jw_key(w, "resourceTable");
+    jw_obj(w);
+    jw_key(w, "name");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_res; k++)
+        jw_uint(w, u->str_idx[p->res.name[u->res[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "host");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_res; k++)
+        jw_null(w);
+    jw_arr_end(w);
+    /* Every resource is a library or file of code: ResourceType.Library. */
+    jw_key(w, "type");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_res; k++)
+        jw_int(w, 1);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_res);
+    jw_obj_end(w);
+
+    jw_key(w, "nativeSymbols");
+    jw_raw(w, "{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}");
+    jw_key(w, "sources");
+    jw_raw(w, "{\"id\":[],\"filename\":[],\"startLine\":[],\"startColumn\":[],"
+              "\"sourceMapURL\":[],\"content\":[],\"length\":0}");
+    jw_key(w, "sourceLocationTable");
+    jw_raw(w, "{\"source\":[],\"line\":[],\"column\":[],\"length\":0}");
+
+    jw_key(w, "stringArray");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_strs; k++)
+        pc_jw_str_id(w, p, u->strs[k]);
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static const char marker_schema[] =
+    "[{\"name\":\"OnCPU\",\"tooltipLabel\":\"On-CPU\",\"tableLabel\":\"On-CPU\","
+    "\"chartLabel\":\"On-CPU\",\"display\":[\"marker-chart\",\"marker-table\"],"
+    "\"description\":\"The thread was running on a CPU (context switch records).\","
+    "\"fields\":[]},"
+    "{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\",\"tableLabel\":\"Off-CPU\","
+    "\"chartLabel\":\"Off-CPU\",\"display\":[\"marker-chart\",\"marker-table\","
+    "\"timeline-overview\"],\"description\":\"The thread was switched out by the "
+    "scheduler (context switch records).\",\"fields\":[]},"
+    "{\"name\":\"UnwindError\",\"tooltipLabel\":\"Unwinding stopped: {marker.data.error}\","
+    "\"tableLabel\":\"{marker.data.error}\",\"chartLabel\":\"{marker.data.error}\","
+    "\"display\":[\"marker-chart\",\"marker-table\"],\"description\":\"The sample's "
+    "stack is truncated: unwinding stopped early.\",\"fields\":["
+    "{\"key\":\"error\",\"label\":\"Error\",\"format\":\"string\"},"
+    "{\"key\":\"rawCode\",\"label\":\"Raw error code\",\"format\":\"integer\"},"
+    "{\"key\":\"address\",\"label\":\"Error address\",\"format\":\"string\"}]}]";
+
+static void extra_entry(jw *w, const char *label, const char *format)
+{
+    jw_obj(w);
+    jw_key(w, "label");
+    jw_cstr(w, label);
+    jw_key(w, "format");
+    jw_cstr(w, format);
+    jw_key(w, "value");
+}
+
+static void extra_str(jw *w, const pc_profile *p, const char *label, uint32_t s)
+{
+    if (s == PC_NONE)
+        return;
+    extra_entry(w, label, "string");
+    pc_jw_str_id(w, p, s);
+    jw_obj_end(w);
+}
+
+/* The recording's details for the profile information panel. */
+static void write_extra(jw *w, const pc_profile *p, const char *events)
+{
+    jw_key(w, "extra");
+    jw_arr(w);
+    jw_obj(w);
+    jw_key(w, "label");
+    jw_cstr(w, "Recording");
+    jw_key(w, "entries");
+    jw_arr(w);
+    extra_str(w, p, "Recorded with", p->meta.source);
+    extra_str(w, p, "App", p->meta.app_package);
+    extra_str(w, p, "App type", p->meta.app_type);
+    extra_str(w, p, "Android SDK", p->meta.sdk_version);
+    extra_str(w, p, "Build type", p->meta.build_type);
+    if (events[0]) {
+        extra_entry(w, "Event shown", "string");
+        jw_cstr(w, events);
+        jw_obj_end(w);
+    }
+    extra_entry(w, "Samples shown", "integer");
+    jw_uint(w, p->sample.n);
+    jw_obj_end(w);
+    extra_entry(w, "Samples recorded", "integer");
+    jw_uint(w, p->sample.read);
+    jw_obj_end(w);
+    if (p->meta.has_lost) {
+        extra_entry(w, "Samples lost while recording", "integer");
+        jw_uint(w, p->meta.lost_count);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+    jw_obj_end(w);
+    jw_arr_end(w);
+}
+
+static void write_meta(jw *w, const pc_profile *p, uint64_t start,
+                       const track *tracks, size_t n_tracks)
+{
+    char events[512];
+    event_label(p, events, sizeof events);
+    jw_key(w, "meta");
+    jw_obj(w);
+    jw_key(w, "version");
+    jw_int(w, GECKO_VERSION);
+    jw_key(w, "preprocessedProfileVersion");
+    jw_int(w, PROCESSED_VERSION);
+    jw_key(w, "interval");
+    jw_ms(w, pc_interval_ns(p));
+    jw_key(w, "startTime");
+    jw_ms(w, start);
+    jw_key(w, "processType");
+    jw_int(w, 0);
+    jw_key(w, "product");
+    jw_str_begin(w);
+    if (p->meta.app_package != PC_NONE)
+        jw_str_part(w, pc_str(&p->str, p->meta.app_package),
+                    pc_str_len(&p->str, p->meta.app_package));
+    else
+        jw_str_part(w, "simpleperf", 10);
+    if (events[0]) {
+        jw_str_part(w, " (", 2);
+        jw_str_part(w, events, strlen(events));
+        jw_str_part(w, ")", 1);
+    }
+    jw_str_end(w);
+    if (p->meta.sdk_version != PC_NONE || p->meta.app_type != PC_NONE) {
+        jw_key(w, "platform");
+        jw_cstr(w, "Android");
+    }
+    if (p->meta.sdk_version != PC_NONE) {
+        jw_key(w, "oscpu");
+        jw_str_begin(w);
+        jw_str_part(w, "Android SDK ", 12);
+        jw_str_part(w, pc_str(&p->str, p->meta.sdk_version),
+                    pc_str_len(&p->str, p->meta.sdk_version));
+        jw_str_end(w);
+    }
+    pc_jw_misc(w, p);
+    jw_key(w, "debug");
+    jw_bool(w, p->meta.app_type != PC_NONE &&
+                   strcmp(pc_str(&p->str, p->meta.app_type), "debuggable") == 0);
+    jw_key(w, "stackwalk");
+    jw_int(w, 1);
+    jw_key(w, "symbolicated");
+    jw_bool(w, 1);
+    if (p->meta.source != PC_NONE) {
+        jw_key(w, "importedFrom");
+        pc_jw_str_id(w, p, p->meta.source);
+    }
+    jw_key(w, "categories");
+    pc_jw_categories(w);
+    jw_key(w, "markerSchema");
+    jw_raw(w, marker_schema);
+    write_extra(w, p, events);
+
+    /* Show the tracks that have samples, and select the busiest. */
+    size_t busiest = PC_NONE;
+    jw_key(w, "initialVisibleThreads");
+    jw_arr(w);
+    for (size_t k = 0; k < n_tracks; k++) {
+        if (!tracks[k].samples)
+            continue;
+        jw_uint(w, k);
+        if (busiest == PC_NONE || tracks[k].weight > tracks[busiest].weight)
+            busiest = k;
+    }
+    jw_arr_end(w);
+    if (busiest != PC_NONE) {
+        jw_key(w, "initialSelectedThreads");
+        jw_arr(w);
+        jw_uint(w, busiest);
+        jw_arr_end(w);
+    }
+    jw_key(w, "keepProfileThreadOrder");
+    jw_bool(w, 1);
+    jw_obj_end(w);
+}
+
+static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
+                          const used *u, const track *k, uint64_t start,
+                          int weighted)
+{
+    size_t a = p->sample.first[k->thread], b = p->sample.first[k->thread + 1];
+    jw_key(w, "samples");
+    jw_obj(w);
+    jw_key(w, "stack");
+    jw_arr(w);
+    for (size_t i = a; i < b; i++)
+        if (track_has(p, k, i))
+            write_index_or_null(w, p->sample.stack[i] == PC_NONE
+                                       ? PC_NONE
+                                       : u->stack_idx[m->gs_of_stack[p->sample.stack[i]]]);
+    jw_arr_end(w);
+    /* Deltas are short numbers and exact: times come from integers. */
+    jw_key(w, "timeDeltas");
+    jw_arr(w);
+    uint64_t prev = start;
+    for (size_t i = a; i < b; i++)
+        if (track_has(p, k, i)) {
+            jw_ms(w, p->sample.time[i] - prev);
+            prev = p->sample.time[i];
+        }
+    jw_arr_end(w);
+    jw_key(w, "weight");
+    if (weighted) {
+        jw_arr(w);
+        for (size_t i = a; i < b; i++)
+            if (track_has(p, k, i))
+                jw_ms(w, p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0);
+        jw_arr_end(w);
+    } else {
+        jw_null(w);
+    }
+    jw_key(w, "weightType");
+    jw_cstr(w, weighted ? "tracing-ms" : "samples");
+    jw_key(w, "length");
+    jw_uint(w, k->samples);
+    jw_obj_end(w);
+}
+
+static void write_markers(jw *w, const pc_profile *p, const used *u,
+                          const uint32_t *mk, size_t n, uint64_t start)
+{
+    jw_key(w, "markers");
+    jw_obj(w);
+    jw_key(w, "data");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = mk[k];
+        if (p->marker.type[i] == PC_MARK_UNWIND) {
+            char addr[24];
+            jw_obj(w);
+            jw_key(w, "type");
+            jw_cstr(w, "UnwindError");
+            jw_key(w, "error");
+            pc_jw_str_id(w, p, p->marker.s[i]);
+            jw_key(w, "rawCode");
+            jw_int(w, p->marker.a[i]);
+            jw_key(w, "address");
+            pc_format_hex(addr, p->marker.b[i]);
+            jw_cstr(w, addr);
+            jw_obj_end(w);
+        } else {
+            jw_raw(w, p->marker.type[i] == PC_MARK_OFFCPU ? "{\"type\":\"OffCPU\"}"
+                                                            : "{\"type\":\"OnCPU\"}");
+        }
+    }
+    jw_arr_end(w);
+    jw_key(w, "name");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_uint(w, u->str_idx[p->marker.name[mk[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "startTime");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_ms(w, p->marker.start[mk[k]] - start);
+    jw_arr_end(w);
+    jw_key(w, "endTime");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++) {
+        if (p->marker.type[mk[k]] == PC_MARK_UNWIND)
+            jw_null(w);
+        else
+            jw_ms(w, p->marker.end[mk[k]] - start);
+    }
+    jw_arr_end(w);
+    jw_key(w, "phase");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_int(w, p->marker.type[mk[k]] == PC_MARK_UNWIND ? 0 : 1);
+    jw_arr_end(w);
+    jw_key(w, "category");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_int(w, p->marker.type[mk[k]] == PC_MARK_OFFCPU ? PC_CAT_OFFCPU : PC_CAT_OTHER);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, n);
+    jw_obj_end(w);
+}
+
+int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
+{
+    size_t nt = p->thread.n, nm = p->marker.n;
+    uint32_t *order = malloc((nt + 1) * sizeof *order);
+    uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
+    uint32_t *mperm = malloc((nm + 1) * sizeof *mperm);
+    size_t *mfirst = malloc((nt + 1) * sizeof *mfirst);
+    track *tracks = malloc((2 * nt + 1) * sizeof *tracks);
+    uint64_t *first = NULL, *last = NULL, *proc_start = malloc((nt + 1) * sizeof *proc_start);
+    pc_merged m = {0};
+    used u = {0};
+    int st = PC_OK;
+
+    if (!order || !main_of || !mperm || !mfirst || !tracks || !proc_start ||
+        pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
+        pc_thread_span(p, &first, &last) < 0 || pc_merge(p, &m) < 0 ||
+        collect(p, &m, &u) < 0) {
+        st = pc_fail(err, PC_ENOMEM, "out of memory");
+        goto done;
+    }
+    pc_thread_order(p, order, main_of);
+
+    size_t n_tracks = 0;
+    for (size_t k = 0; k < nt; k++) {
+        uint32_t t = order[k];
+        for (int off = 0; off <= (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF); off++) {
+            track tr = {t, off, 0, 0};
+            for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
+                if (track_has(p, &tr, i)) {
+                    tr.samples++;
+                    tr.weight += p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0;
+                }
+            /* The off-CPU half exists only when it has samples. */
+            if (!off || tr.samples)
+                tracks[n_tracks++] = tr;
+        }
+    }
+    /* A process starts with the first activity of any of its threads;
+     * order groups each process's threads together. */
+    for (size_t k = 0; k < nt;) {
+        size_t j = k;
+        uint64_t earliest = UINT64_MAX;
+        while (j < nt && p->thread.pid[order[j]] == p->thread.pid[order[k]])
+            if (first[order[j++]] < earliest)
+                earliest = first[order[j - 1]];
+        while (k < j)
+            proc_start[order[k++]] = earliest;
+    }
+
+    uint64_t start = pc_start_time(p);
+    int weighted = time_weighted(p);
+    jw w;
+    jw_init(&w, s);
+    jw_obj(&w);
+    write_meta(&w, p, start, tracks, n_tracks);
+    jw_key(&w, "libs");
+    jw_raw(&w, "[]");
+    write_shared(&w, p, &m, &u);
+    jw_key(&w, "threads");
+    jw_arr(&w);
+    for (size_t k = 0; k < n_tracks; k++) {
+        const track *tr = &tracks[k];
+        uint32_t t = tr->thread, mt = main_of[t];
+        char pid[24];
+        snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[t]);
+        jw_obj(&w);
+        jw_key(&w, "name");
+        jw_str_begin(&w);
+        jw_str_part(&w, pc_str(&p->str, p->thread.name[t]),
+                    pc_str_len(&p->str, p->thread.name[t]));
+        if (tr->off)
+            jw_str_part(&w, " (off-CPU)", 10);
+        jw_str_end(&w);
+        jw_key(&w, "isMainThread");
+        jw_bool(&w, p->thread.tid[t] == p->thread.pid[t] && !tr->off);
+        jw_key(&w, "processType");
+        jw_cstr(&w, "default");
+        if (mt != PC_NONE) {
+            jw_key(&w, "processName");
+            pc_jw_str_id(&w, p, p->thread.name[mt]);
+        }
+        jw_key(&w, "pid");
+        jw_cstr(&w, pid);
+        jw_key(&w, "tid");
+        jw_int(&w, p->thread.tid[t]);
+        jw_key(&w, "processStartupTime");
+        jw_ms(&w, proc_start[t] == UINT64_MAX ? 0 : proc_start[t] - start);
+        jw_key(&w, "processShutdownTime");
+        jw_null(&w);
+        jw_key(&w, "registerTime");
+        jw_ms(&w, first[t] == UINT64_MAX ? 0 : first[t] - start);
+        jw_key(&w, "unregisterTime");
+        if (first[t] == UINT64_MAX)
+            jw_null(&w);
+        else
+            jw_ms(&w, last[t] - start);
+        jw_key(&w, "pausedRanges");
+        jw_raw(&w, "[]");
+        write_samples(&w, p, &m, &u, tr, start, weighted);
+        /* Markers stay with the thread's first track. */
+        write_markers(&w, p, &u, mperm + mfirst[t],
+                      tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    sink_write(s, "\n", 1);
+done:
+    used_free(&u);
+    pc_merged_free(&m);
+    free(order);
+    free(main_of);
+    free(mperm);
+    free(mfirst);
+    free(tracks);
+    free(first);
+    free(last);
+    free(proc_start);
+    return st;
+}
