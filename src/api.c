@@ -80,6 +80,11 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
         st = pc_aggregate_threads(p, o, err);
     if (st == PC_OK)
         st = pc_remove_gaps(p, o->remove_gaps, o, err);
+    if (st == PC_OK && p->sample.n == 0 && p->sample.read)
+        pc_log(o, PC_LOG_WARN, "no samples are left: the options left out all %zu",
+               p->sample.read);
+    else if (st == PC_OK && p->sample.n == 0)
+        pc_log(o, PC_LOG_WARN, "the recording holds no samples");
     if (st != PC_OK) {
         pc_profile_free(p);
         return st;

@@ -474,12 +474,15 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
     jw_raw(w, marker_schema);
     write_extra(w, p, events);
 
-    /* Show the tracks that have samples, and select the busiest. */
-    size_t busiest = PC_NONE;
+    /* Show the tracks that have samples, and select the busiest; when none
+     * has any, show them all, as the profiler needs a thread to select. */
+    size_t busiest = PC_NONE, with_samples = 0;
+    for (size_t k = 0; k < n_tracks; k++)
+        with_samples += tracks[k].samples > 0;
     jw_key(w, "initialVisibleThreads");
     jw_arr(w);
     for (size_t k = 0; k < n_tracks; k++) {
-        if (!tracks[k].samples)
+        if (with_samples && !tracks[k].samples)
             continue;
         jw_uint(w, k);
         if (busiest == PC_NONE || tracks[k].weight > tracks[busiest].weight)
