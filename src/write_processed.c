@@ -485,7 +485,9 @@ static void write_meta(jw *w, const pc_profile *p, uint64_t start,
         if (with_samples && !tracks[k].samples)
             continue;
         jw_uint(w, k);
-        if (busiest == PC_NONE || tracks[k].weight > tracks[busiest].weight)
+        /* Off-CPU halves hold waiting time: prefer where the CPU went. */
+        if (busiest == PC_NONE || (tracks[busiest].off && !tracks[k].off) ||
+            (tracks[k].off == tracks[busiest].off && tracks[k].weight > tracks[busiest].weight))
             busiest = k;
     }
     jw_arr_end(w);
