@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks: generate simpleperf inputs with the project's generator,
-# convert each to Gecko JSON with and without gzip, and print input MB/s,
+# convert each to both Firefox formats with and without gzip, and print input MB/s,
 # samples/s, peak RSS and output size, best of 3 runs.  Then compare the
 # packaged gzip encoders on the largest output.
 #   usage: bench/run.sh BUILD_DIR
@@ -25,23 +25,23 @@ best_of_3() {  # prints "seconds max_rss_kb" of the fastest run
     echo "$best $rss"
 }
 
-printf '%-28s %-8s %9s %10s %12s %9s %10s\n' input output "MB in" "MB/s in" "samples/s" "RSS MB" "MB out"
+printf '%-28s %-16s %9s %10s %12s %9s %10s\n' input output "MB in" "MB/s in" "samples/s" "RSS MB" "MB out"
 for samples in 100000 300000; do
     in="$work/sp_$samples.trace"
     "$build/gen-simpleperf" --samples "$samples" --threads 8 --depth 40 --symbols 500 -o "$in"
     mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$in")/1e6}")
-    for out in json json.gz; do
-        read -r secs rss < <(best_of_3 "$build/profconv" -q "$in" -o "$work/out.$out")
+    for out in firefox.json firefox.json.gz gecko.json gecko.json.gz; do
+        read -r secs rss < <(best_of_3 "$build/profconv" -q --to "${out%%.*}" "$in" -o "$work/out.$out")
         outmb=$(awk "BEGIN{printf \"%.2f\", $(stat -c %s "$work/out.$out")/1e6}")
         awk -v n="simpleperf ${samples} samples" -v o="$out" -v mb="$mb" -v s="$secs" \
             -v k="$samples" -v r="$rss" -v om="$outmb" 'BEGIN{
             if (s <= 0) s = 0.005;
-            printf "%-28s %-8s %9s %10.1f %12.0f %9.1f %10s\n", n, o, mb, mb/s, k/s, r/1024, om}'
+            printf "%-28s %-16s %9s %10.1f %12.0f %9.1f %10s\n", n, o, mb, mb/s, k/s, r/1024, om}'
     done
 done
 
 if [ -x "$build/gzip-bench" ]; then
     echo
-    "$build/profconv" -q --no-gzip "$work/sp_300000.trace" -o "$work/out.json"
+    "$build/profconv" -q --to gecko --no-gzip "$work/sp_300000.trace" -o "$work/out.json"
     "$build/gzip-bench" "$work/out.json" 3
 fi
