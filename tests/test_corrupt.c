@@ -1,6 +1,7 @@
 /* Damaged copies of every corpus file: truncated anywhere, they are refused
  * with a message naming an offset; with a flipped byte, they are either
- * refused the same way or converted into a valid Gecko profile.  Never a
+ * refused the same way or converted into valid Gecko and processed
+ * profiles.  Never a
  * crash, a hang or a sanitizer report.  Each file gets a budget of bytes to
  * convert, so big files get fewer variants and the suite stays fast. */
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "corpus.h"
 #include "gecko_valid.h"
+#include "processed_valid.h"
 #include "t.h"
 #include "test_util.h"
 
@@ -46,18 +48,24 @@ static int try_variant(const unsigned char *data, size_t len, int must_fail,
         pc_profile_free(p);
         return -1;
     }
-    pc_write_options w;
-    unsigned char *out = NULL;
-    size_t out_len = 0;
-    char msg[1024];
-    pc_write_options_init(&w);
-    w.format = PC_FORMAT_GECKO;
-    int ok = pc_write_memory(p, &w, &out, &out_len, &err) == PC_OK &&
-             gecko_check_text((const char *)out, out_len, msg, sizeof msg) == 0;
-    if (!ok)
-        t_fail(__FILE__, __LINE__, "%s at %zu: converted into an invalid profile: %s",
-               what, where, msg);
-    free(out);
+    /* Both formats must come out valid. */
+    int ok = 1;
+    for (int format = PC_FORMAT_GECKO; ok && format <= PC_FORMAT_FIREFOX; format++) {
+        pc_write_options w;
+        unsigned char *out = NULL;
+        size_t out_len = 0;
+        char msg[1024] = "write failed";
+        pc_write_options_init(&w);
+        w.format = format;
+        ok = pc_write_memory(p, &w, &out, &out_len, &err) == PC_OK &&
+             (format == PC_FORMAT_GECKO
+                  ? gecko_check_text((const char *)out, out_len, msg, sizeof msg)
+                  : processed_check_text((const char *)out, out_len, msg, sizeof msg)) == 0;
+        if (!ok)
+            t_fail(__FILE__, __LINE__, "%s at %zu: converted into an invalid %s profile: %s",
+                   what, where, format == PC_FORMAT_GECKO ? "Gecko" : "processed", msg);
+        free(out);
+    }
     pc_profile_free(p);
     return ok ? 0 : -1;
 }
