@@ -85,6 +85,9 @@ static void check_meta(ctx *c, const jv *meta)
             problem(c, "meta.markerSchema[%zu]: no name", i);
         if (!is_type(j_get(s, "display"), J_ARR))
             problem(c, "meta.markerSchema[%zu]: no display array", i);
+        /* Processing walks data for every schema. */
+        if (!is_type(data, J_ARR))
+            problem(c, "meta.markerSchema[%zu]: no data array", i);
         for (size_t k = 0; k < j_len(data); k++) {
             const jv *f = j_at(data, k);
             int dynamic = j_str(j_get(f, "key")) && j_str(j_get(f, "format"));
