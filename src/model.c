@@ -76,6 +76,16 @@ void pc_profile_free(pc_profile *p)
     free(p->sample.time);
     free(p->sample.weight);
     free(p->sample.event);
+    free(p->sample.cpu);
+    free(p->heap.thread);
+    free(p->heap.stack);
+    free(p->heap.heap);
+    free(p->heap.dump);
+    free(p->heap.time);
+    free(p->heap.alloc);
+    free(p->heap.freed);
+    free(p->heap.alloc_count);
+    free(p->heap.free_count);
     free(p->sample.first);
     free(p->sw.thread);
     free(p->sw.time);
@@ -199,12 +209,12 @@ uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name)
 }
 
 void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
-                   uint32_t stack, int64_t weight, uint16_t event)
+                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
     struct pc_col cols[] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
                             PC_COL(p->sample.time), PC_COL(p->sample.weight),
-                            PC_COL(p->sample.event)};
-    if (p->oom || pc_grow_cols(&p->sample.cap, p->sample.n + 1, cols, 5) < 0) {
+                            PC_COL(p->sample.event), PC_COL(p->sample.cpu)};
+    if (p->oom || pc_grow_cols(&p->sample.cap, p->sample.n + 1, cols, 6) < 0) {
         oom(p);
         return;
     }
@@ -214,6 +224,32 @@ void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
     p->sample.time[i] = time;
     p->sample.weight[i] = weight;
     p->sample.event[i] = event;
+    p->sample.cpu[i] = cpu;
+}
+
+void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
+                 uint64_t time, uint32_t stack, uint64_t alloc, uint64_t freed,
+                 uint64_t alloc_count, uint64_t free_count)
+{
+    struct pc_col cols[] = {PC_COL(p->heap.thread), PC_COL(p->heap.stack),
+                            PC_COL(p->heap.heap), PC_COL(p->heap.dump),
+                            PC_COL(p->heap.time), PC_COL(p->heap.alloc),
+                            PC_COL(p->heap.freed), PC_COL(p->heap.alloc_count),
+                            PC_COL(p->heap.free_count)};
+    if (p->oom || pc_grow_cols(&p->heap.cap, p->heap.n + 1, cols, 9) < 0) {
+        oom(p);
+        return;
+    }
+    size_t i = p->heap.n++;
+    p->heap.thread[i] = thread;
+    p->heap.heap[i] = heap;
+    p->heap.dump[i] = dump;
+    p->heap.time[i] = time;
+    p->heap.stack[i] = stack;
+    p->heap.alloc[i] = alloc;
+    p->heap.freed[i] = freed;
+    p->heap.alloc_count[i] = alloc_count;
+    p->heap.free_count[i] = free_count;
 }
 
 void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on)
@@ -351,6 +387,7 @@ int pc_group_samples(pc_profile *p)
     permute(p->sample.time, sizeof *p->sample.time, perm, n, scratch);
     permute(p->sample.weight, sizeof *p->sample.weight, perm, n, scratch);
     permute(p->sample.event, sizeof *p->sample.event, perm, n, scratch);
+    permute(p->sample.cpu, sizeof *p->sample.cpu, perm, n, scratch);
     free(perm);
     free(scratch);
     return 0;
@@ -367,6 +404,7 @@ void pc_keep_samples(pc_profile *p, const uint8_t *keep)
         p->sample.time[j] = p->sample.time[i];
         p->sample.weight[j] = p->sample.weight[i];
         p->sample.event[j] = p->sample.event[i];
+        p->sample.cpu[j] = p->sample.cpu[i];
         j++;
     }
     p->sample.n = j;
@@ -386,6 +424,9 @@ uint64_t pc_start_time(const pc_profile *p)
     for (size_t i = 0; i < p->marker.n; i++)
         if (p->marker.start[i] < t)
             t = p->marker.start[i];
+    for (size_t i = 0; i < p->heap.n; i++)
+        if (p->heap.time[i] < t)
+            t = p->heap.time[i];
     return t == UINT64_MAX ? 0 : t;
 }
 
@@ -523,7 +564,16 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
     REMAP(sample, (p->sample.stack[j] = p->sample.stack[i],
                    p->sample.time[j] = p->sample.time[i],
                    p->sample.weight[j] = p->sample.weight[i],
-                   p->sample.event[j] = p->sample.event[i]));
+                   p->sample.event[j] = p->sample.event[i],
+                   p->sample.cpu[j] = p->sample.cpu[i]));
+    REMAP(heap, (p->heap.stack[j] = p->heap.stack[i],
+                 p->heap.heap[j] = p->heap.heap[i],
+                 p->heap.dump[j] = p->heap.dump[i],
+                 p->heap.time[j] = p->heap.time[i],
+                 p->heap.alloc[j] = p->heap.alloc[i],
+                 p->heap.freed[j] = p->heap.freed[i],
+                 p->heap.alloc_count[j] = p->heap.alloc_count[i],
+                 p->heap.free_count[j] = p->heap.free_count[i]));
     REMAP(sw, (p->sw.time[j] = p->sw.time[i], p->sw.on[j] = p->sw.on[i]));
     REMAP(marker, (p->marker.name[j] = p->marker.name[i],
                    p->marker.s[j] = p->marker.s[i],
@@ -558,6 +608,9 @@ int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit)
     for (size_t i = 0; i < p->sample.n; i++)
         if (p->sample.stack[i] != PC_NONE)
             p->sample.stack[i] = to[p->sample.stack[i]];
+    for (size_t i = 0; i < p->heap.n; i++)
+        if (p->heap.stack[i] != PC_NONE)
+            p->heap.stack[i] = to[p->heap.stack[i]];
     free(to);
     return p->oom ? -1 : 0;
 }

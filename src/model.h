@@ -111,6 +111,7 @@ struct pc_profile {
         uint64_t *time;
         int64_t *weight;
         uint16_t *event;
+        uint16_t *cpu;     /* PC_NO_CPU when the input does not say */
         size_t n, cap;
         size_t read;       /* samples the input held */
         /* After pc_group_samples(): thread t's samples are
@@ -133,6 +134,16 @@ struct pc_profile {
         uint8_t *type;
         size_t n, cap;
     } marker;
+
+    /* Heap profile dumps: per process (its main thread) and callsite, the
+     * bytes and allocations since profiling began, as of the dump's time. */
+    struct {
+        uint32_t *thread, *stack, *heap, *dump;
+        uint64_t *time;
+        uint64_t *alloc, *freed, *alloc_count, *free_count;
+        size_t n, cap;
+        size_t n_dumps;
+    } heap;
 
     /* What the recording says about itself; string ids or PC_NONE. */
     struct {
@@ -162,7 +173,11 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
 void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
-                   uint32_t stack, int64_t weight, uint16_t event);
+                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
+/* A heap dump row: cumulative values of one callsite of one heap. */
+void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
+                 uint64_t time, uint32_t stack, uint64_t alloc, uint64_t freed,
+                 uint64_t alloc_count, uint64_t free_count);
 void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on);
 void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
                    uint32_t name, uint64_t start, uint64_t end, uint32_t s,
@@ -236,6 +251,8 @@ struct pc_col {
     void **p;
     size_t size;
 };
+#define PC_NO_CPU UINT16_MAX
+
 #define PC_COL(x) {(void **)&(x), sizeof *(x)}
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
 

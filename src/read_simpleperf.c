@@ -531,7 +531,7 @@ static int on_sample(build *b, const sp_record *rec)
     }
     pc_add_sample(p, thread, rec->sample.time, stack,
                   (int64_t)rec->sample.event_count,
-                  (uint16_t)rec->sample.event_type_id);
+                  (uint16_t)rec->sample.event_type_id, PC_NO_CPU);
     if (unwind_error) {
         char buf[32];
         pc_add_marker(p, thread, PC_MARK_UNWIND,
