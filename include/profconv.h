@@ -90,11 +90,22 @@ typedef struct pc_ids {
     size_t n;
 } pc_ids;
 
+/* What a heap profile shows at a dump, per callsite: bytes allocated and
+ * not freed yet, all bytes allocated, or the bytes freed, since profiling
+ * began. */
+enum pc_heap_measure {
+    PC_HEAP_UNRELEASED = 0,
+    PC_HEAP_ALLOCATED = 1,
+    PC_HEAP_FREED = 2,
+};
+
 typedef struct pc_options {
     /* Within each thread, runs of at most this many consecutive samples
      * whose stack is incomplete (reaches neither __libc_init nor
      * __start_thread) are dropped; 0 keeps every sample.  Threads with no
-     * complete stack at all (typical of glibc programs) are left alone. */
+     * complete stack at all (typical of glibc programs) are left alone.
+     * -1 (the default) means 3 for simpleperf input, as simpleperf's
+     * report scripts do, and 0 for the others. */
     int remove_gaps;
     /* Name of the event type to keep.  NULL keeps the first event type of
      * the recording, or every event when it was recorded with
@@ -135,11 +146,17 @@ typedef struct pc_options {
     /* One thread per CPU; refused for inputs that carry no CPU numbers. */
     int percpu;
 
+    /* Heap profiles (Perfetto heapprofd dumps): the dump of each process
+     * and heap to show, 1 for the first, 0 (the default) for the last,
+     * and what to show of it (enum pc_heap_measure). */
+    int heap_dump;
+    int heap_measure;
+
     pc_log_fn log;      /* may be NULL */
     void *log_ctx;
 } pc_options;
 
-/* Fills o with the defaults: remove_gaps 3, first event, no filters, ART
+/* Fills o with the defaults: remove_gaps -1, first event, no filters, ART
  * frames hidden, switch markers on, no log. */
 void pc_options_init(pc_options *o);
 
@@ -162,6 +179,7 @@ typedef struct pc_summary {
     size_t samples_read;   /* samples in the input */
     size_t stacks;         /* distinct stacks */
     size_t frames;         /* distinct frames */
+    size_t heap_rows;      /* heap profile callsites shown (Firefox only) */
 } pc_summary;
 
 void pc_profile_summary(const pc_profile *p, pc_summary *s);

@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "model.h"
+#include "read_perfetto.h"
 #include "read_simpleperf.h"
 #include "sink.h"
 #include "source.h"
@@ -13,7 +14,7 @@
 void pc_options_init(pc_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->remove_gaps = 3;
+    o->remove_gaps = -1;
     o->time_start = -1;
     o->time_end = -1;
     o->switch_markers = 1;
@@ -36,9 +37,21 @@ static int read_any(pc_input *in, pc_profile *p, const pc_options *o,
         return src_fail_at(in, err, 0, "the input is empty");
     if (sp_detect(src_ptr(in), src_avail(in)))
         return pc_read_simpleperf(in, p, o, err);
+    if (pf_detect(src_ptr(in), src_avail(in)))
+        return pc_read_perfetto(in, p, o, err);
     return src_fail_at(in, err, 0, "unknown input format (expected a simpleperf "
                                    "report-sample file, which starts with "
-                                   "SIMPLEPERF)");
+                                   "SIMPLEPERF, or a Perfetto trace)");
+}
+
+/* simpleperf's report scripts drop short gaps by default; other inputs
+ * keep every sample unless asked. */
+static int gaps_of(const pc_profile *p, const pc_options *o)
+{
+    if (o->remove_gaps >= 0)
+        return o->remove_gaps;
+    return p->meta.source != PC_NONE &&
+           strcmp(pc_str(&p->str, p->meta.source), "simpleperf") == 0 ? 3 : 0;
 }
 
 int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
@@ -79,8 +92,12 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
     if (st == PC_OK)
         st = pc_aggregate_threads(p, o, err);
     if (st == PC_OK)
-        st = pc_remove_gaps(p, o->remove_gaps, o, err);
-    if (st == PC_OK && p->sample.n == 0 && p->sample.read)
+        st = pc_select_heap(p, o, err);
+    if (st == PC_OK)
+        st = pc_remove_gaps(p, gaps_of(p, o), o, err);
+    if (st == PC_OK && p->sample.n == 0 && p->heap.n)
+        ; /* a heap profile */
+    else if (st == PC_OK && p->sample.n == 0 && p->sample.read)
         pc_log(o, PC_LOG_WARN, "no samples are left: the options left out all %zu",
                p->sample.read);
     else if (st == PC_OK && p->sample.n == 0)
@@ -101,6 +118,7 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
     s->samples_read = p->sample.read;
     s->stacks = p->stack.n;
     s->frames = p->frame.n;
+    s->heap_rows = p->heap.n;
 }
 
 int pc_format_by_name(const char *name)

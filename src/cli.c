@@ -17,8 +17,9 @@ static const char usage_text[] =
 "\n"
 "Converts a profile into a format the Firefox Profiler opens.\n"
 "\n"
-"INPUT is a simpleperf `report-sample --protobuf` file (plain or gzipped;\n"
-"the format is recognised from the content), or - for standard input.\n"
+"INPUT is a simpleperf `report-sample --protobuf` file or a Perfetto trace\n"
+"(CPU samples from traced_perf or Chrome, heapprofd heap profiles), plain or\n"
+"gzipped; the format is recognised from the content.  - is standard input.\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE     where to write; - is standard output.  Default: the\n"
@@ -49,7 +50,8 @@ static const char usage_text[] =
 "                        is incomplete (does not reach __libc_init or\n"
 "                        __start_thread), to smooth the stack chart; threads\n"
 "                        with no complete stack are kept whole.  0 keeps every\n"
-"                        sample.  Default: 3.             e.g. --remove-gaps 0\n"
+"                        sample.  Default: 3 for simpleperf input (as its\n"
+"                        report scripts do), 0 otherwise.  e.g. --remove-gaps 0\n"
 "\n"
 "Filters (each may be repeated; a thread must pass every kind given):\n"
 "      --pid LIST, --exclude-pid LIST\n"
@@ -74,8 +76,17 @@ static const char usage_text[] =
 "      --aggregate-threads REGEX\n"
 "                        merge the threads whose whole name matches into one\n"
 "                        thread named REGEX.  e.g. --aggregate-threads 'Binder:.*'\n"
-"      --percpu          one thread per CPU (needs CPU numbers in the input;\n"
-"                        simpleperf report-sample files have none).\n"
+"      --percpu          one thread per CPU (needs CPU numbers in the input:\n"
+"                        Perfetto perf samples have them, simpleperf\n"
+"                        report-sample files do not).\n"
+"\n"
+"Heap profiles (Perfetto heapprofd; Firefox output only):\n"
+"      --heap WHAT       what each callsite shows: unreleased (allocated and\n"
+"                        not freed yet), allocated or freed bytes since\n"
+"                        profiling began.  Default: unreleased.\n"
+"                                                     e.g. --heap allocated\n"
+"      --heap-dump N     show each process's Nth dump (1 is the first).\n"
+"                        Default: the last.           e.g. --heap-dump 1\n"
 "\n"
 "Java and symbols:\n"
 "      --proguard-mapping-file FILE\n"
@@ -262,6 +273,7 @@ enum {
     OPT_EXCLUDE_PROCESS_NAME, OPT_THREAD_NAME, OPT_EXCLUDE_THREAD_NAME,
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
+    OPT_HEAP, OPT_HEAP_DUMP,
 };
 
 int main(int argc, char **argv)
@@ -296,6 +308,8 @@ int main(int argc, char **argv)
         {"markers", no_argument, NULL, OPT_MARKERS},
         {"no-markers", no_argument, NULL, OPT_NO_MARKERS},
         {"percpu", no_argument, NULL, OPT_PERCPU},
+        {"heap", required_argument, NULL, OPT_HEAP},
+        {"heap-dump", required_argument, NULL, OPT_HEAP_DUMP},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -362,6 +376,26 @@ int main(int argc, char **argv)
         case OPT_MARKERS: opt.switch_markers = 1; break;
         case OPT_NO_MARKERS: opt.switch_markers = 0; break;
         case OPT_PERCPU: opt.percpu = 1; break;
+        case OPT_HEAP:
+            if (strcmp(optarg, "unreleased") == 0)
+                opt.heap_measure = PC_HEAP_UNRELEASED;
+            else if (strcmp(optarg, "allocated") == 0)
+                opt.heap_measure = PC_HEAP_ALLOCATED;
+            else if (strcmp(optarg, "freed") == 0)
+                opt.heap_measure = PC_HEAP_FREED;
+            else
+                return usage_error("--heap needs unreleased, allocated or freed, not '%s'",
+                                   optarg);
+            break;
+        case OPT_HEAP_DUMP: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || v < 1 || v > INT_MAX)
+                return usage_error("--heap-dump needs a number >= 1, not '%s'", optarg);
+            opt.heap_dump = (int)v;
+            break;
+        }
         case 'q': quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
@@ -421,6 +455,14 @@ int main(int argc, char **argv)
     if (st == PC_OK)
         st = pc_convert(in, &opt, &prof, &err);
     pc_input_close(in);
+    if (st == PC_OK && wopt.format == PC_FORMAT_GECKO && !quiet) {
+        pc_summary sum;
+        pc_profile_summary(prof, &sum);
+        if (sum.heap_rows)
+            fprintf(stderr, "profconv: %s: warning: the heap profile (%zu callsites) is "
+                    "left out: the Gecko format cannot hold it; use --to firefox\n",
+                    input_name, sum.heap_rows);
+    }
     if (st == PC_OK)
         st = pc_write(prof, output, &wopt, &err);
     if (st != PC_OK) {
@@ -428,9 +470,12 @@ int main(int argc, char **argv)
     } else if (!quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);
-        fprintf(stderr, "profconv: wrote %s: %zu threads, %zu of %zu samples\n",
+        fprintf(stderr, "profconv: wrote %s: %zu threads, %zu of %zu samples",
                 strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads,
                 sum.samples, sum.samples_read);
+        if (sum.heap_rows && wopt.format != PC_FORMAT_GECKO)
+            fprintf(stderr, ", %zu heap callsites", sum.heap_rows);
+        fputc('\n', stderr);
     }
     pc_profile_free(prof);
     free(owned);

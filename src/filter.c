@@ -424,6 +424,22 @@ int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
     }
     pc_log(o, PC_LOG_INFO, "time filters keep %zu of %zu samples", kept, p->sample.n);
     pc_keep_samples(p, keep);
+    /* Heap dumps are kept by the time they were taken. */
+    if (p->heap.n) {
+        uint8_t *hk = malloc(p->heap.n);
+        if (!hk) {
+            free(keep);
+            timefilter_free(&f);
+            return nomem(err);
+        }
+        for (size_t i = 0; i < p->heap.n; i++) {
+            uint32_t t = p->heap.thread[i];
+            uint64_t ts = p->heap.time[i];
+            hk[i] = ts >= lo && ts < hi && passes(&f, p->thread.pid[t], p->thread.tid[t], ts);
+        }
+        pc_keep_heap(p, hk);
+        free(hk);
+    }
     /* Markers keep to the span the global ranges allow. */
     if (f.global.n) {
         uint64_t end = 0;

@@ -77,6 +77,9 @@ void pc_profile_free(pc_profile *p)
     free(p->sample.weight);
     free(p->sample.event);
     free(p->sample.cpu);
+    free(p->proc.pid);
+    free(p->proc.name);
+    pc_htab_free(&p->proc.idx);
     free(p->heap.thread);
     free(p->heap.stack);
     free(p->heap.heap);
@@ -206,6 +209,47 @@ uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name)
     p->thread.tid[id] = tid;
     p->thread.name[id] = name;
     return id;
+}
+
+static uint32_t find_proc(const pc_profile *p, int64_t pid, pc_probe *pr)
+{
+    pc_probe_start(&p->proc.idx, pc_mix64((uint64_t)pid), pr);
+    for (uint32_t id; (id = pc_probe_next(&p->proc.idx, pr)) != PC_NONE;)
+        if (p->proc.pid[id] == pid)
+            return id;
+    return PC_NONE;
+}
+
+void pc_set_process_name(pc_profile *p, int64_t pid, uint32_t name)
+{
+    pc_probe pr;
+    if (p->oom || pc_htab_reserve(&p->proc.idx, p->proc.n + 1) < 0) {
+        oom(p);
+        return;
+    }
+    uint32_t id = find_proc(p, pid, &pr);
+    if (id != PC_NONE) {
+        p->proc.name[id] = name;
+        return;
+    }
+    struct pc_col cols[] = {PC_COL(p->proc.pid), PC_COL(p->proc.name)};
+    if (pc_grow_cols(&p->proc.cap, p->proc.n + 1, cols, 2) < 0) {
+        oom(p);
+        return;
+    }
+    id = (uint32_t)p->proc.n++;
+    p->proc.pid[id] = pid;
+    p->proc.name[id] = name;
+    pc_htab_insert(&p->proc.idx, &pr, id);
+}
+
+uint32_t pc_process_name(const pc_profile *p, int64_t pid)
+{
+    pc_probe pr;
+    if (!p->proc.n)
+        return PC_NONE;
+    uint32_t id = find_proc(p, pid, &pr);
+    return id == PC_NONE ? PC_NONE : p->proc.name[id];
 }
 
 void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
@@ -410,6 +454,26 @@ void pc_keep_samples(pc_profile *p, const uint8_t *keep)
     p->sample.n = j;
     if (p->sample.first)
         count_threads(p);
+}
+
+void pc_keep_heap(pc_profile *p, const uint8_t *keep)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < p->heap.n; i++) {
+        if (!keep[i])
+            continue;
+        p->heap.thread[j] = p->heap.thread[i];
+        p->heap.stack[j] = p->heap.stack[i];
+        p->heap.heap[j] = p->heap.heap[i];
+        p->heap.dump[j] = p->heap.dump[i];
+        p->heap.time[j] = p->heap.time[i];
+        p->heap.alloc[j] = p->heap.alloc[i];
+        p->heap.freed[j] = p->heap.freed[i];
+        p->heap.alloc_count[j] = p->heap.alloc_count[i];
+        p->heap.free_count[j] = p->heap.free_count[i];
+        j++;
+    }
+    p->heap.n = j;
 }
 
 uint64_t pc_start_time(const pc_profile *p)

@@ -106,6 +106,14 @@ struct pc_profile {
         size_t n, cap;
     } thread;
 
+    /* Process names the input gives apart from its threads' names. */
+    struct {
+        int64_t *pid;
+        uint32_t *name;
+        size_t n, cap;
+        pc_htab idx;
+    } proc;
+
     struct {
         uint32_t *thread, *stack;
         uint64_t *time;
@@ -156,6 +164,7 @@ struct pc_profile {
         uint64_t lost_sample_count, lost_count;
         int kept_events_all;  /* 1 when every event type is kept */
         int offcpu_mode;      /* enum pc_offcpu_mode applied, or 0 */
+        int heap_measure;     /* enum pc_heap_measure the heap rows show */
         uint32_t kept_event;  /* index of the kept event otherwise */
     } meta;
 };
@@ -172,6 +181,10 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
                       uint8_t cat, uint8_t exec);
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
+/* Names process pid (a later name replaces an earlier one). */
+void pc_set_process_name(pc_profile *p, int64_t pid, uint32_t name);
+/* The name given to process pid, or PC_NONE. */
+uint32_t pc_process_name(const pc_profile *p, int64_t pid);
 void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
 /* A heap dump row: cumulative values of one callsite of one heap. */
@@ -196,6 +209,9 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
 /* Drops the samples whose keep[i] is 0, preserving order (and sample.first
  * when grouped). */
 void pc_keep_samples(pc_profile *p, const uint8_t *keep);
+
+/* Drops the heap rows whose keep[i] is 0, preserving order. */
+void pc_keep_heap(pc_profile *p, const uint8_t *keep);
 
 /* Category of a frame of the library or file at path with function name
  * (see category.c for the rules). */

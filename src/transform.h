@@ -44,4 +44,9 @@ int pc_java_frames(pc_profile *p, const pc_options *o, pc_error *err);
  * context switches, when o->switch_markers is set. */
 int pc_switch_markers(pc_profile *p, const pc_options *o, pc_error *err);
 
+/* Heap profiles: keeps, per process and heap, the dump o->heap_dump asks
+ * for (the last by default) and records o->heap_measure for the writers.
+ * A process with fewer dumps keeps its last, with a warning. */
+int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err);
+
 #endif

@@ -37,6 +37,10 @@ void pc_jw_misc(jw *w, const pc_profile *p);
 /* The product (title): the app package, else the input format. */
 void pc_jw_product(jw *w, const pc_profile *p);
 
+/* The name of thread t's process: the name the input gave it, else its
+ * main thread's (main is main_of[t] from pc_thread_order), or PC_NONE. */
+uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main);
+
 /* First and last time of each thread's samples and markers (UINT64_MAX and
  * 0 for a thread with neither). */
 int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last);

@@ -162,3 +162,11 @@ int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
     }
     return 0;
 }
+
+uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main)
+{
+    uint32_t name = pc_process_name(p, p->thread.pid[t]);
+    if (name == PC_NONE && main != PC_NONE)
+        name = p->thread.name[main];
+    return name;
+}

@@ -307,10 +307,10 @@ static void write_thread(jw *w, const pc_profile *p, const pc_merged *m,
     pc_jw_str_id(w, p, p->thread.name[t]);
     jw_key(w, "processType");
     jw_cstr(w, "default");
-    uint32_t main = main_of[t];
-    if (main != PC_NONE) {
+    uint32_t pname = pc_process_label(p, t, main_of[t]);
+    if (pname != PC_NONE) {
         jw_key(w, "processName");
-        pc_jw_str_id(w, p, p->thread.name[main]);
+        pc_jw_str_id(w, p, pname);
     }
     jw_key(w, "pid");
     jw_int(w, p->thread.pid[t]);

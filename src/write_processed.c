@@ -106,6 +106,15 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
             u->stacks[u->n_stacks++] = g;
         }
     }
+    for (size_t i = 0; i < p->heap.n; i++) {
+        if (p->heap.stack[i] == PC_NONE)
+            continue;
+        for (uint32_t g = m->gs_of_stack[p->heap.stack[i]];
+             g != PC_NONE && u->stack_idx[g] == PC_NONE; g = m->gs_prefix[g]) {
+            u->stack_idx[g] = 0;
+            u->stacks[u->n_stacks++] = g;
+        }
+    }
     qsort(u->stacks, u->n_stacks, sizeof *u->stacks, cmp_u32);
     for (size_t k = 0; k < u->n_stacks; k++) {
         uint32_t g = u->stacks[k], f = m->gs_frame[g];
@@ -197,8 +206,11 @@ static void event_label(const pc_profile *p, char *buf, size_t size)
 typedef struct track {
     uint32_t thread;
     int off;        /* 1: the off-CPU half */
-    size_t samples;
+    size_t samples; /* samples, or a heap track's callsites */
     uint64_t weight;
+    uint32_t heap;  /* a heap track's heap name, else PC_NONE */
+    size_t h0, hn;  /* a heap track's rows in the heap order */
+    int64_t tid;
 } track;
 
 static int track_has(const pc_profile *p, const track *k, size_t i)
@@ -606,6 +618,105 @@ static void write_markers(jw *w, const pc_profile *p, const used *u,
     jw_obj_end(w);
 }
 
+/* ---- Heap tracks ---- */
+
+static const pc_profile *heap_sort_p;
+
+static int cmp_heap_row(const void *a, const void *b)
+{
+    const pc_profile *p = heap_sort_p;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (p->heap.thread[x] != p->heap.thread[y])
+        return p->heap.thread[x] < p->heap.thread[y] ? -1 : 1;
+    if (p->heap.heap[x] != p->heap.heap[y])
+        return p->heap.heap[x] < p->heap.heap[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* Heap rows ordered by thread and heap, with each thread's range. */
+static int heap_order(const pc_profile *p, uint32_t **order, size_t **first)
+{
+    size_t n = p->heap.n, nt = p->thread.n;
+    *order = malloc((n + 1) * sizeof **order);
+    *first = calloc(nt + 2, sizeof **first);
+    if (!*order || !*first)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        (*order)[i] = (uint32_t)i;
+    heap_sort_p = p;
+    qsort(*order, n, sizeof **order, cmp_heap_row);
+    heap_sort_p = NULL;
+    for (size_t i = 0; i < n; i++)
+        (*first)[p->heap.thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        (*first)[t + 1] += (*first)[t];
+    return 0;
+}
+
+static uint64_t heap_value(const pc_profile *p, size_t i)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return p->heap.alloc[i];
+    case PC_HEAP_FREED: return p->heap.freed[i];
+    }
+    return p->heap.alloc[i] > p->heap.freed[i] ? p->heap.alloc[i] - p->heap.freed[i] : 0;
+}
+
+static const char *heap_measure_label(const pc_profile *p)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return "allocated";
+    case PC_HEAP_FREED: return "freed";
+    }
+    return "unreleased";
+}
+
+/* A heap track: the callsites of one dump as native allocations (bytes),
+ * which the profiler's call tree, flame graph and track graph show. */
+static void write_native_allocations(jw *w, const pc_profile *p, const pc_merged *m,
+                                     const used *u, const track *k,
+                                     const uint32_t *horder, uint64_t start)
+{
+    jw_key(w, "samples");
+    jw_raw(w, "{\"stack\":[],\"timeDeltas\":[],\"weight\":null,"
+              "\"weightType\":\"samples\",\"length\":0}");
+    jw_key(w, "markers");
+    jw_raw(w, "{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
+              "\"phase\":[],\"category\":[],\"length\":0}");
+    jw_key(w, "nativeAllocations");
+    jw_obj(w);
+    size_t n = 0;
+    jw_key(w, "time");
+    jw_arr(w);
+    for (size_t j = k->h0; j < k->h0 + k->hn; j++)
+        if (heap_value(p, horder[j])) {
+            jw_ms(w, p->heap.time[horder[j]] - start);
+            n++;
+        }
+    jw_arr_end(w);
+    jw_key(w, "weight");
+    jw_arr(w);
+    for (size_t j = k->h0; j < k->h0 + k->hn; j++)
+        if (heap_value(p, horder[j]))
+            jw_uint(w, heap_value(p, horder[j]));
+    jw_arr_end(w);
+    jw_key(w, "weightType");
+    jw_cstr(w, "bytes");
+    jw_key(w, "stack");
+    jw_arr(w);
+    for (size_t j = k->h0; j < k->h0 + k->hn; j++) {
+        uint32_t i = horder[j];
+        if (heap_value(p, i))
+            write_index_or_null(w, p->heap.stack[i] == PC_NONE
+                                       ? PC_NONE
+                                       : u->stack_idx[m->gs_of_stack[p->heap.stack[i]]]);
+    }
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, n);
+    jw_obj_end(w);
+}
+
 int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
 {
     size_t nt = p->thread.n, nm = p->marker.n;
@@ -613,13 +724,16 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
     uint32_t *mperm = malloc((nm + 1) * sizeof *mperm);
     size_t *mfirst = malloc((nt + 1) * sizeof *mfirst);
-    track *tracks = malloc((2 * nt + 1) * sizeof *tracks);
+    track *tracks = malloc((2 * nt + p->heap.n + 1) * sizeof *tracks);
     uint64_t *first = NULL, *last = NULL, *proc_start = malloc((nt + 1) * sizeof *proc_start);
+    uint32_t *horder = NULL;
+    size_t *hfirst = NULL;
     pc_merged m = {0};
     used u = {0};
     int st = PC_OK;
 
     if (!order || !main_of || !mperm || !mfirst || !tracks || !proc_start ||
+        heap_order(p, &horder, &hfirst) < 0 ||
         pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
         pc_thread_span(p, &first, &last) < 0 || pc_merge(p, &m) < 0 ||
         collect(p, &m, &u) < 0) {
@@ -628,11 +742,21 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     }
     pc_thread_order(p, order, main_of);
 
+    /* Heap tracks need tids of their own: numbers above every real one. */
+    int64_t next_tid = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (p->thread.tid[t] >= next_tid)
+            next_tid = p->thread.tid[t] + 1;
     size_t n_tracks = 0;
     for (size_t k = 0; k < nt; k++) {
         uint32_t t = order[k];
-        for (int off = 0; off <= (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF); off++) {
-            track tr = {t, off, 0, 0};
+        size_t h0 = hfirst[t], h1 = hfirst[t + 1];
+        /* A thread that only stands for its process's heap gives its
+         * place to the heap track. */
+        int own = h0 == h1 || p->sample.first[t + 1] > p->sample.first[t] ||
+                  mfirst[t + 1] > mfirst[t];
+        for (int off = 0; own && off <= (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF); off++) {
+            track tr = {t, off, 0, 0, PC_NONE, 0, 0, p->thread.tid[t]};
             for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
                 if (track_has(p, &tr, i)) {
                     tr.samples++;
@@ -641,6 +765,16 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
             /* The off-CPU half exists only when it has samples. */
             if (!off || tr.samples)
                 tracks[n_tracks++] = tr;
+        }
+        for (size_t j = h0; j < h1;) {
+            uint32_t h = p->heap.heap[horder[j]];
+            size_t e = j;
+            while (e < h1 && p->heap.heap[horder[e]] == h)
+                e++;
+            track tr = {t, 0, e - j, 0, h, j, e - j, own ? next_tid++ : p->thread.tid[t]};
+            own = 1;
+            tracks[n_tracks++] = tr;
+            j = e;
         }
     }
     /* A process starts with the first activity of any of its threads;
@@ -674,23 +808,32 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
         jw_obj(&w);
         jw_key(&w, "name");
         jw_str_begin(&w);
-        jw_str_part(&w, pc_str(&p->str, p->thread.name[t]),
-                    pc_str_len(&p->str, p->thread.name[t]));
+        if (tr->heap != PC_NONE) {
+            const char *what = heap_measure_label(p);
+            jw_str_part(&w, pc_str(&p->str, tr->heap), pc_str_len(&p->str, tr->heap));
+            jw_str_part(&w, " (", 2);
+            jw_str_part(&w, what, strlen(what));
+            jw_str_part(&w, " bytes)", 7);
+        } else {
+            jw_str_part(&w, pc_str(&p->str, p->thread.name[t]),
+                        pc_str_len(&p->str, p->thread.name[t]));
+        }
         if (tr->off)
             jw_str_part(&w, " (off-CPU)", 10);
         jw_str_end(&w);
         jw_key(&w, "isMainThread");
-        jw_bool(&w, p->thread.tid[t] == p->thread.pid[t] && !tr->off);
+        jw_bool(&w, tr->tid == p->thread.pid[t] && !tr->off);
         jw_key(&w, "processType");
         jw_cstr(&w, "default");
-        if (mt != PC_NONE) {
+        uint32_t pname = pc_process_label(p, t, mt);
+        if (pname != PC_NONE) {
             jw_key(&w, "processName");
-            pc_jw_str_id(&w, p, p->thread.name[mt]);
+            pc_jw_str_id(&w, p, pname);
         }
         jw_key(&w, "pid");
         jw_cstr(&w, pid);
         jw_key(&w, "tid");
-        jw_int(&w, p->thread.tid[t]);
+        jw_int(&w, tr->tid);
         jw_key(&w, "processStartupTime");
         jw_ms(&w, proc_start[t] == UINT64_MAX ? 0 : proc_start[t] - start);
         jw_key(&w, "processShutdownTime");
@@ -704,10 +847,14 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
             jw_ms(&w, last[t] - start);
         jw_key(&w, "pausedRanges");
         jw_raw(&w, "[]");
-        write_samples(&w, p, &m, &u, tr, start, weighted);
-        /* Markers stay with the thread's first track. */
-        write_markers(&w, p, &u, mperm + mfirst[t],
-                      tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
+        if (tr->heap != PC_NONE) {
+            write_native_allocations(&w, p, &m, &u, tr, horder, start);
+        } else {
+            write_samples(&w, p, &m, &u, tr, start, weighted);
+            /* Markers stay with the thread's first track. */
+            write_markers(&w, p, &u, mperm + mfirst[t],
+                          tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
+        }
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
@@ -724,5 +871,7 @@ done:
     free(first);
     free(last);
     free(proc_start);
+    free(horder);
+    free(hfirst);
     return st;
 }

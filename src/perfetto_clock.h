@@ -1,0 +1,52 @@
+/* Perfetto clock snapshots and conversion to the trace clock
+ * (../shared/formats/perfetto.md §7).
+ *
+ * Every ClockSnapshot lists the same instant on several clocks.  A time on
+ * clock A becomes trace time by walking the shortest chain of clocks that
+ * appear together in snapshots; on each hop the snapshot used is the one
+ * with the largest time on the source clock not after the value (or the
+ * first one when the value precedes them all).  Like trace_processor,
+ * conversion uses the snapshots seen so far in the file, so a packet is
+ * converted the same way wherever the file is cut.  Clock ids 64-127 are
+ * private to a packet sequence.
+ */
+#ifndef PROFCONV_PERFETTO_CLOCK_H
+#define PROFCONV_PERFETTO_CLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PF_CLOCK_REALTIME 1
+#define PF_CLOCK_MONOTONIC 3
+#define PF_CLOCK_MONOTONIC_COARSE 4
+#define PF_CLOCK_MONOTONIC_RAW 5
+#define PF_CLOCK_BOOTTIME 6
+
+typedef struct pf_clock_edge {
+    uint64_t from, to;        /* clock keys */
+    uint64_t *ts_from, *ts_to;
+    size_t n, cap;
+} pf_clock_edge;
+
+typedef struct pf_clocks {
+    uint64_t trace_clock;     /* key of the trace clock */
+    int trace_clock_set;      /* fixed by a snapshot's primary_trace_clock */
+    pf_clock_edge *edges;
+    size_t n_edges, cap_edges;
+    size_t n_snapshots;
+} pf_clocks;
+
+/* The key of clock id seen on sequence seq (ids 64-127 are per sequence). */
+uint64_t pf_clock_key(uint32_t id, uint32_t seq);
+
+/* Adds one snapshot: n (clock key, time in ns) pairs.  Returns 0, or -1
+ * when out of memory. */
+int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t n);
+
+/* Converts t on clock key to trace time.  Returns 0, or -1 when no chain
+ * of snapshots joins the clocks (*out is then t unchanged). */
+int pf_clocks_convert(const pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out);
+
+void pf_clocks_free(pf_clocks *c);
+
+#endif
