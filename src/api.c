@@ -69,10 +69,6 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
     if (!p)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     int st = read_any(in, p, o, err);
-    /* Per-CPU threads need CPU numbers, which no supported input has yet. */
-    if (st == PC_OK && o->percpu)
-        st = pc_fail(err, PC_EUSAGE, "%s: --percpu: this input carries no CPU "
-                     "numbers (simpleperf report-sample files do not)", src_name(in));
     if (st == PC_OK && pc_group_samples(p) < 0)
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     /* Off-CPU durations and markers need every event, before filters. */
@@ -88,6 +84,9 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
         st = pc_filter_time(p, o, err);
     if (st == PC_OK)
         st = pc_java_frames(p, o, err);
+    /* One thread per CPU once the threads to look at are chosen. */
+    if (st == PC_OK)
+        st = pc_percpu(p, o, err);
     /* simpleperf aggregates threads before it removes gaps. */
     if (st == PC_OK)
         st = pc_aggregate_threads(p, o, err);

@@ -513,6 +513,9 @@ static int thread_cmp(const void *a, const void *b)
     int mx = p->thread.tid[x] == px, my = p->thread.tid[y] == py;
     if (mx != my)
         return my - mx;
+    /* The CPUs of --percpu (pid -1) come in CPU order. */
+    if (px == -1 && p->thread.tid[x] != p->thread.tid[y])
+        return p->thread.tid[x] < p->thread.tid[y] ? -1 : 1;
     size_t sx = samples_of(p, x), sy = samples_of(p, y);
     if (sx != sy)
         return sx > sy ? -1 : 1;

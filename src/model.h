@@ -223,7 +223,8 @@ int pc_category_of(const char *path, size_t path_len, const char *name);
 int pc_subcategory(int cat, int exec);
 
 /* Fills order with every thread id in output order: by pid, the main
- * thread (tid == pid) first, then by sample count (most first), then tid.
+ * thread (tid == pid) first, then by sample count (most first), then tid
+ * (the CPUs of --percpu, pid -1, by tid alone).
  * When main_of is not NULL, main_of[t] receives the main thread of t's
  * process, or PC_NONE.  Needs grouped samples for the counts. */
 void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of);

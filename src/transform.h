@@ -44,6 +44,11 @@ int pc_java_frames(pc_profile *p, const pc_options *o, pc_error *err);
  * context switches, when o->switch_markers is set. */
 int pc_switch_markers(pc_profile *p, const pc_options *o, pc_error *err);
 
+/* With o->percpu, moves every sample that has a CPU number to a thread
+ * of that CPU ("CPU 3", in a process of pid -1 named "CPUs"); threads
+ * left empty are dropped.  A usage error when no sample has a CPU. */
+int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err);
+
 /* Heap profiles: keeps, per process and heap, the dump o->heap_dump asks
  * for (the last by default) and records o->heap_measure for the writers.
  * A process with fewer dumps keeps its last, with a warning. */
