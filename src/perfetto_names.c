@@ -274,74 +274,151 @@ static int deobf_init(pf_reader *r, deobf *d)
     return 0;
 }
 
-/* Writes the deobfuscated form of Java name "cls.method" into *out
- * (malloc'd); 0 when the class is not in the package's mapping. */
-static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, const char *name,
-                       char **out)
+/* A growable list of string ids. */
+typedef struct sids {
+    uint32_t *v;
+    size_t n, cap;
+} sids;
+
+static int sids_push(sids *s, uint32_t id)
 {
-    const pc_strtab *st = &r->p->str;
-    const char *dot = strrchr(name, '.');
+    if (id == PC_NONE)
+        return -1;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        uint32_t *x = realloc(s->v, cap * sizeof *x);
+        if (!x)
+            return -1;
+        s->v = x;
+        s->cap = cap;
+    }
+    s->v[s->n++] = id;
+    return 0;
+}
+
+/* The full name of a deobfuscated method: a method moved from another
+ * class is mapped with its class already. */
+static uint32_t method_name(pf_reader *r, uint32_t cls, uint32_t meth)
+{
+    pc_profile *p = r->p;
+    const char *m = pc_str(&p->str, meth);
+    if (strchr(m, '.'))
+        return meth;
+    size_t cn = pc_str_len(&p->str, cls), mn = pc_str_len(&p->str, meth);
+    char *buf = malloc(cn + mn + 2);
+    if (!buf)
+        return PC_NONE;
+    memcpy(buf, pc_str(&p->str, cls), cn);
+    buf[cn] = '.';
+    memcpy(buf + cn + 1, pc_str(&p->str, meth), mn + 1);
+    uint32_t id = pc_intern(p, buf, cn + mn + 1);
+    free(buf);
+    return id;
+}
+
+static int cmp_str_ids(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return strcmp(pc_str(&sort_r->p->str, x), pc_str(&sort_r->p->str, y));
+}
+
+/* Appends to out the deobfuscated names of the Java frame "cls.method"
+ * (string id name) at obfuscated line `line` (0: unknown), outermost
+ * first.  R8 lists a method's inlined callees before it under the same
+ * line range, so a known line picks that chain; otherwise every method
+ * the obfuscated name may stand for is named, "A | B".  Returns the
+ * number of names appended, 0 when the class is not in the mapping, or
+ * -1 when out of memory. */
+static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, uint32_t name,
+                       uint32_t line, sids *out)
+{
+    pc_profile *p = r->p;
+    const char *s = pc_str(&p->str, name);
+    const char *dot = strrchr(s, '.');
+    size_t cls_len = dot ? (size_t)(dot - s) : strlen(s);
     uint32_t c = PC_NONE;
     if (pkg != PC_NONE)
-        c = find_class(r, d, pkg, name, dot ? (size_t)(dot - name) : strlen(name));
-    if (c == PC_NONE && d->only_pkg != PC_NONE && pkg == PC_NONE)
-        c = find_class(r, d, d->only_pkg, name, dot ? (size_t)(dot - name) : strlen(name));
+        c = find_class(r, d, pkg, s, cls_len);
+    if (c == PC_NONE && pkg == PC_NONE && d->only_pkg != PC_NONE)
+        c = find_class(r, d, d->only_pkg, s, cls_len);
     if (c == PC_NONE)
         return 0;
-    const char *cls = pc_str(st, r->cls.deobf[c]);
-    size_t cap = strlen(name) + strlen(cls) + 16, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        return -1;
-    buf[0] = 0;
-    const char *meth = dot ? dot + 1 : NULL;
-    /* Every method the obfuscated name may stand for, "A | B". */
-    for (uint32_t k = 0; meth && k < d->nm[c]; k++) {
+    uint32_t meth = dot ? pc_str_find(&p->str, dot + 1, strlen(dot + 1)) : PC_NONE;
+    uint32_t cls = r->cls.deobf[c];
+    sids found = {0};
+    int ranged = 0;
+    for (uint32_t k = 0; meth != PC_NONE && k < d->nm[c]; k++) {
         uint32_t m = d->m0[c] + k;
-        if (strcmp(pc_str(st, r->meth.obf[m]), meth) != 0)
+        if (r->meth.obf[m] != meth)
             continue;
-        const char *dm = pc_str(st, r->meth.deobf[m]);
-        int dup = 0;
-        for (uint32_t j = 0; j < k && !dup; j++) {
-            uint32_t mj = d->m0[c] + j;
-            dup = strcmp(pc_str(st, r->meth.obf[mj]), meth) == 0 &&
-                  strcmp(pc_str(st, r->meth.deobf[mj]), dm) == 0;
+        if (line && (r->meth.line_start[m] || r->meth.line_end[m])) {
+            if (line < r->meth.line_start[m] || line > r->meth.line_end[m])
+                continue;
+            if (!ranged)
+                found.n = 0;  /* ranged matches outrank unranged ones */
+            ranged = 1;
+        } else if (ranged) {
+            continue;
         }
-        if (dup)
-            continue;
-        size_t need = len + strlen(cls) + strlen(dm) + 8;
-        if (need > cap) {
-            cap = need * 2;
-            char *x = realloc(buf, cap);
-            if (!x) {
-                free(buf);
+        if (sids_push(&found, method_name(r, cls, r->meth.deobf[m])) < 0) {
+            free(found.v);
+            return -1;
+        }
+    }
+    int n;
+    if (ranged) {
+        /* An inline chain, innermost first in the mapping. */
+        for (size_t k = found.n; k-- > 0;)
+            if (sids_push(out, found.v[k]) < 0) {
+                free(found.v);
                 return -1;
             }
-            buf = x;
-        }
-        /* A method moved to another class is mapped with its class. */
-        if (strchr(dm, '.'))
-            len += (size_t)sprintf(buf + len, "%s%s", len ? " | " : "", dm);
-        else
-            len += (size_t)sprintf(buf + len, "%s%s.%s", len ? " | " : "", cls, dm);
-    }
-    if (!len) {
-        size_t need = strlen(cls) + (meth ? strlen(meth) + 2 : 1);
-        if (need > cap) {
-            char *x = realloc(buf, need);
-            if (!x) {
-                free(buf);
-                return -1;
+        n = (int)found.n;
+    } else if (found.n) {
+        sort_r = r;
+        qsort(found.v, found.n, sizeof *found.v, cmp_str_ids);
+        sort_r = NULL;
+        size_t len = 0, cap = 64;
+        char *buf = malloc(cap);
+        for (size_t k = 0; buf && k < found.n; k++) {
+            if (k && found.v[k] == found.v[k - 1])
+                continue;
+            size_t l = pc_str_len(&p->str, found.v[k]);
+            if (len + l + 4 > cap) {
+                cap = (len + l + 4) * 2;
+                char *x = realloc(buf, cap);
+                if (!x) {
+                    free(buf);
+                    buf = NULL;
+                    break;
+                }
+                buf = x;
             }
-            buf = x;
+            if (len) {
+                memcpy(buf + len, " | ", 3);
+                len += 3;
+            }
+            memcpy(buf + len, pc_str(&p->str, found.v[k]), l);
+            len += l;
         }
-        if (meth)
-            sprintf(buf, "%s.%s", cls, meth);
-        else
-            sprintf(buf, "%s", cls);
+        int bad = !buf || sids_push(out, pc_intern(p, buf, len)) < 0;
+        free(buf);
+        if (bad) {
+            free(found.v);
+            return -1;
+        }
+        n = 1;
+    } else {
+        /* The class is known, the method is not: rename the class. */
+        uint32_t id = meth == PC_NONE ? cls : method_name(r, cls, meth);
+        if (sids_push(out, id) < 0) {
+            free(found.v);
+            return -1;
+        }
+        n = 1;
     }
-    *out = buf;
-    return 1;
+    free(found.v);
+    return n;
 }
 
 /* ---- Frames ---- */
@@ -460,67 +537,74 @@ static int expand_inlines(pf_reader *r, const inlines *in, size_t n_frames)
     return p->oom ? -1 : 0;
 }
 
+/* The names of frame f, outermost first: its symbol's inline chain, else
+ * its function name, each deobfuscated where a mapping applies. */
+static int frame_names(pf_reader *r, const symbols *sy, const deobf *d, uint32_t f,
+                       sids *out)
+{
+    pc_profile *p = r->p;
+    uint32_t map = r->fr.map[f], name = r->fr.name[f];
+    uint32_t pkg = d->frame_pkg ? d->frame_pkg[f] : PC_NONE;
+    uint32_t sym = r->fr.kind[f] == KIND_SYNTHETIC ? PC_NONE
+                                                   : symbol_at(r, sy, map, p->frame.addr[f]);
+    out->n = 0;
+    if (sym != PC_NONE) {
+        /* Lines are most inlined first. */
+        uint32_t l0 = r->sym.line0[sym], nl = r->sym.n_lines[sym];
+        for (uint32_t k = nl; k-- > 0;) {
+            int got = d->frame_pkg ? deobfuscate(r, d, pkg, r->line.func[l0 + k],
+                                                 r->line.line[l0 + k], out)
+                                   : 0;
+            if (got < 0 || (got == 0 && sids_push(out, r->line.func[l0 + k]) < 0))
+                return -1;
+        }
+        return 0;
+    }
+    if (name != PC_NONE) {
+        int got = d->frame_pkg ? deobfuscate(r, d, pkg, name, 0, out) : 0;
+        if (got < 0 || (got == 0 && sids_push(out, name) < 0))
+            return -1;
+        return 0;
+    }
+    return sids_push(out, address_name(r, map, p->frame.addr[f]));
+}
+
 static int name_frames(pf_reader *r, const symbols *sy, const deobf *d)
 {
     pc_profile *p = r->p;
     size_t nf = r->fr.n;
     uint32_t nameless = pc_resource(p, pc_intern(p, "", 0));
     inlines in = {0};
+    sids names = {0};
     int any_inline = 0, st = 0;
-    if (sy->order) {
-        in.first = calloc(nf + 1, sizeof *in.first);
-        in.count = calloc(nf + 1, sizeof *in.count);
-        if (!in.first || !in.count)
-            st = -1;
-    }
+    in.first = calloc(nf + 1, sizeof *in.first);
+    in.count = calloc(nf + 1, sizeof *in.count);
+    if (!in.first || !in.count)
+        st = -1;
     for (size_t f = 0; st == 0 && f < nf; f++) {
         uint32_t map = r->fr.map[f];
         uint32_t res = map == PC_NONE ? nameless : r->map.res[map];
-        uint32_t name = r->fr.name[f];
-        uint32_t sym = r->fr.kind[f] == KIND_SYNTHETIC ? PC_NONE
-                                                       : symbol_at(r, sy, map, p->frame.addr[f]);
-        if (sym != PC_NONE) {
-            /* Lines are most inlined first: the last is the function
-             * the address is in. */
-            uint32_t l0 = r->sym.line0[sym], nl = r->sym.n_lines[sym];
-            name = r->line.func[l0 + nl - 1];
-        } else if (name != PC_NONE && d->frame_pkg) {
-            char *dn = NULL;
-            int got = deobfuscate(r, d, d->frame_pkg[f], pc_str(&p->str, name), &dn);
-            if (got < 0) {
-                st = -1;
-                break;
-            }
-            if (got) {
-                name = pc_intern_cstr(p, dn);
-                free(dn);
-            }
-        }
-        if (name == PC_NONE)
-            name = address_name(r, map, p->frame.addr[f]);
-        if (name == PC_NONE || p->oom) {
+        if (frame_names(r, sy, d, (uint32_t)f, &names) < 0 || p->oom) {
             st = -1;
             break;
         }
         const char *ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
         size_t mn = map == PC_NONE ? 0 : pc_str_len(&p->str, r->map.name[map]);
-        categorize(r, (uint32_t)f, ms, mn, pc_str(&p->str, name));
-        p->frame.func[f] = pc_func(p, name, res);
-        if (sym != PC_NONE && r->sym.n_lines[sym] > 1) {
-            uint32_t l0 = r->sym.line0[sym], nl = r->sym.n_lines[sym];
-            for (uint32_t k = nl - 1; k-- > 0;)
-                if (add_inline(r, &in, (uint32_t)f, pc_func(p, r->line.func[l0 + k], res)) < 0) {
-                    st = -1;
-                    break;
-                }
-            any_inline = 1;
-        }
+        categorize(r, (uint32_t)f, ms, mn, pc_str(&p->str, names.v[0]));
+        p->frame.func[f] = pc_func(p, names.v[0], res);
+        for (size_t k = 1; k < names.n; k++)
+            if (add_inline(r, &in, (uint32_t)f, pc_func(p, names.v[k], res)) < 0) {
+                st = -1;
+                break;
+            }
+        any_inline |= names.n > 1;
     }
     if (st == 0 && any_inline)
         st = expand_inlines(r, &in, nf);
     free(in.first);
     free(in.count);
     free(in.frames);
+    free(names.v);
     return st < 0 || p->oom ? -1 : 0;
 }
 
@@ -588,4 +672,6 @@ void pf_names_free(pf_reader *r)
     free(r->meth.cls);
     free(r->meth.obf);
     free(r->meth.deobf);
+    free(r->meth.line_start);
+    free(r->meth.line_end);
 }

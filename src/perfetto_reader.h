@@ -27,6 +27,7 @@ typedef struct pf_seq {
     uint32_t clock_id;
     uint16_t event;          /* event of this sequence's perf samples */
     uint16_t uncounted_event;
+    uint64_t nominal;        /* weight of a sample without a count, or 0 */
     int64_t pid, tid;
     int64_t running;         /* ns on CLOCK_MONOTONIC */
     uint64_t next_index;     /* expected ProfilePacket.index */
@@ -137,6 +138,7 @@ typedef struct pf_reader {
     } cls;
     struct {
         uint32_t *cls, *obf, *deobf;
+        uint32_t *line_start, *line_end;  /* obfuscated lines; 0, 0: any */
         size_t n, cap;
     } meth;
 

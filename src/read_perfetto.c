@@ -183,6 +183,7 @@ static void seq_clear(pf_seq *s)
     pf_interned_clear(&s->local);
     s->has_clock = 0;
     s->has_perf_defaults = 0;
+    s->nominal = 0;
     s->event = s->uncounted_event = PF_NO_EVENT;
     s->has_running = 0;
     s->in_dump = 0;
@@ -237,8 +238,11 @@ static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
     pb_reader sub;
     int got;
     char name[256] = "", custom[128] = "";
+    uint64_t period = 0, freq = 0;
     while ((got = NEXT(r, pr, &f, ex, "PerfEvents.Timebase")) > 0) {
         switch (f.number) {
+        case 1: period = f.wiretype == V ? f.value : 0; break;
+        case 2: freq = f.wiretype == V ? f.value : 0; break;
         case 3: {
             pb_reader_sub(pr, &f, &sub);
             pb_field g;
@@ -283,6 +287,10 @@ static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
     /* traced_perf's default timebase is the cpu-clock. */
     if (!name[0])
         snprintf(name, sizeof name, "cpu-clock");
+    /* What a sample stands for when it carries no counter value: the
+     * period, in ns for the clocks. */
+    int clock = strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
+    s->nominal = period ? period : clock && freq ? 1000000000 / freq : 0;
     if (custom[0] && strcmp(custom, name) != 0) {
         size_t n = strlen(name);
         snprintf(name + n, sizeof name - n, " (%s)", custom);
@@ -992,9 +1000,13 @@ static int on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *
         if (counter_delta(r, s, (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu), count, &d) != 0)
             return r->err->status;
         weight = d > INT64_MAX ? INT64_MAX : (int64_t)d;
+    } else if (s->nominal && s->event != PF_NO_EVENT) {
+        ev = s->event;
+        weight = s->nominal > INT64_MAX ? INT64_MAX : (int64_t)s->nominal;
     } else {
-        /* Without counts each sample stands for one; such samples get an
-         * event of their own so that no one reads their weight as time. */
+        /* Without counts or a known period each sample stands for one;
+         * such samples get an event of their own so that no one reads
+         * their weight as time. */
         if (s->uncounted_event == PF_NO_EVENT) {
             char name[300];
             const char *base = s->event == PF_NO_EVENT ? "cpu-clock"
@@ -1671,25 +1683,32 @@ static int on_deobfuscation(pf_reader *r, pb_reader *pr)
         while ((got = pb_next(&sub, &g)) > 0) {
             if (g.number != 4 || g.wiretype != L)
                 continue;
-            uint32_t mo = PC_NONE, md = PC_NONE;
+            uint32_t mo = PC_NONE, md = PC_NONE, ls = 0, le = 0;
             pb_reader_sub(&sub, &g, &ms);
             while ((got = pb_next(&ms, &h)) > 0) {
                 if (h.number == 1 && h.wiretype == L)
                     mo = pc_intern(p, h.data, h.len);
                 else if (h.number == 2 && h.wiretype == L)
                     md = pc_intern(p, h.data, h.len);
+                else if (h.number == 3 && h.wiretype == V)
+                    ls = (uint32_t)h.value;
+                else if (h.number == 4 && h.wiretype == V)
+                    le = (uint32_t)h.value;
             }
             if (got < 0)
                 return wire_fail(r, &ms, "ObfuscatedMember");
             if (mo == PC_NONE || md == PC_NONE)
                 continue;
             struct pc_col mcols[] = {PC_COL(r->meth.cls), PC_COL(r->meth.obf),
-                                     PC_COL(r->meth.deobf)};
-            if (p->oom || pc_grow_cols(&r->meth.cap, r->meth.n + 1, mcols, 3) < 0)
+                                     PC_COL(r->meth.deobf), PC_COL(r->meth.line_start),
+                                     PC_COL(r->meth.line_end)};
+            if (p->oom || pc_grow_cols(&r->meth.cap, r->meth.n + 1, mcols, 5) < 0)
                 return pf_nomem(r);
             r->meth.cls[r->meth.n] = cls;
             r->meth.obf[r->meth.n] = mo;
-            r->meth.deobf[r->meth.n++] = md;
+            r->meth.deobf[r->meth.n] = md;
+            r->meth.line_start[r->meth.n] = ls;
+            r->meth.line_end[r->meth.n++] = le;
         }
         if (got < 0)
             return wire_fail(r, &sub, "ObfuscatedClass");
