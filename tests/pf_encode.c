@@ -1,0 +1,162 @@
+#include "pf_encode.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+size_t pfe_packet(pb_buf *b, uint32_t seq)
+{
+    size_t m = pb_begin(b, 1);
+    if (seq)
+        pb_uint(b, PFE_SEQ, seq);
+    return m;
+}
+
+void pfe_clock_snapshot(pb_buf *b, const uint32_t *ids, const uint64_t *ts, size_t n)
+{
+    size_t pk = pfe_packet(b, 0);
+    size_t cs = pb_begin(b, 6);
+    for (size_t i = 0; i < n; i++) {
+        size_t c = pb_begin(b, 1);
+        pb_uint(b, 1, ids[i]);
+        pb_uint(b, 2, ts[i]);
+        pb_end(b, c);
+    }
+    pb_end(b, cs);
+    pb_end(b, pk);
+}
+
+void pfe_perf_defaults(pb_buf *b, uint32_t seq, uint32_t clock_id, uint32_t counter,
+                       uint64_t frequency)
+{
+    size_t pk = pfe_packet(b, seq);
+    pb_uint(b, PFE_FLAGS, 1);
+    size_t d = pb_begin(b, PFE_DEFAULTS);
+    if (clock_id)
+        pb_uint(b, 58, clock_id);
+    if (counter) {
+        size_t ps = pb_begin(b, 12);
+        size_t tb = pb_begin(b, 1);
+        if (frequency)
+            pb_uint(b, 2, frequency);
+        pb_uint(b, 4, counter);
+        pb_end(b, tb);
+        pb_end(b, ps);
+    }
+    pb_end(b, d);
+    pb_end(b, pk);
+}
+
+void pfe_str(pb_buf *b, uint32_t field, uint64_t iid, const char *s)
+{
+    pfe_bytes(b, field, iid, s, strlen(s));
+}
+
+void pfe_bytes(pb_buf *b, uint32_t field, uint64_t iid, const void *s, size_t n)
+{
+    size_t m = pb_begin(b, field);
+    pb_uint(b, 1, iid);
+    pb_bytes(b, 2, s, n);
+    pb_end(b, m);
+}
+
+void pfe_mapping(pb_buf *b, uint32_t field, uint64_t iid, uint64_t build_iid,
+                 const uint64_t *paths, size_t n_paths)
+{
+    size_t m = pb_begin(b, field);
+    pb_uint(b, 1, iid);
+    if (build_iid)
+        pb_uint(b, 2, build_iid);
+    for (size_t i = 0; i < n_paths; i++)
+        pb_uint(b, 7, paths[i]);
+    pb_end(b, m);
+}
+
+void pfe_frame(pb_buf *b, uint32_t field, uint64_t iid, uint64_t name_iid,
+               uint64_t mapping_iid, uint64_t rel_pc)
+{
+    size_t m = pb_begin(b, field);
+    pb_uint(b, 1, iid);
+    if (name_iid)
+        pb_uint(b, 2, name_iid);
+    if (mapping_iid)
+        pb_uint(b, 3, mapping_iid);
+    pb_uint(b, 4, rel_pc);
+    pb_end(b, m);
+}
+
+void pfe_callstack(pb_buf *b, uint32_t field, uint64_t iid, const uint64_t *frames,
+                   size_t n, int packed)
+{
+    size_t m = pb_begin(b, field);
+    pb_uint(b, 1, iid);
+    if (packed && n) {
+        size_t p = pb_begin(b, 2);
+        for (size_t i = 0; i < n; i++)
+            pb_put_varint(b, frames[i]);
+        pb_end(b, p);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            pb_uint(b, 2, frames[i]);
+    }
+    pb_end(b, m);
+}
+
+void pfe_perf_sample(pb_buf *b, uint32_t cpu, uint32_t pid, uint32_t tid, uint64_t cs,
+                     int64_t count)
+{
+    size_t m = pb_begin(b, 66);
+    pb_uint(b, 1, cpu);
+    pb_uint(b, 2, pid);
+    pb_uint(b, 3, tid);
+    if (cs)
+        pb_uint(b, 4, cs);
+    if (count >= 0)
+        pb_uint(b, 6, (uint64_t)count);
+    pb_end(b, m);
+}
+
+void pfe_process(pb_buf *b, int32_t pid, const char *const *cmdline, size_t n)
+{
+    size_t m = pb_begin(b, 1);
+    pb_int32(b, 1, pid);
+    for (size_t i = 0; i < n; i++)
+        pb_string(b, 3, cmdline[i]);
+    pb_end(b, m);
+}
+
+void pfe_thread(pb_buf *b, int32_t tid, int32_t tgid, const char *name)
+{
+    size_t m = pb_begin(b, 2);
+    pb_int32(b, 1, tid);
+    if (name)
+        pb_string(b, 2, name);
+    pb_int32(b, 3, tgid);
+    pb_end(b, m);
+}
+
+void pfe_compressed(pb_buf *b, const pb_buf *src, int zstd)
+{
+    size_t cap = zstd ? ZSTD_compressBound(src->len) : compressBound(src->len);
+    unsigned char *out = malloc(cap ? cap : 1);
+    if (!out) {
+        b->oom = 1;
+        return;
+    }
+    size_t n = cap;
+    if (zstd) {
+        n = ZSTD_compress(out, cap, src->data, src->len, 3);
+        if (ZSTD_isError(n))
+            n = 0;
+    } else {
+        uLongf zn = cap;
+        if (compress2(out, &zn, src->data, src->len, 6) != Z_OK)
+            zn = 0;
+        n = zn;
+    }
+    size_t pk = pfe_packet(b, 0);
+    pb_bytes(b, zstd ? 133 : 50, out, n);
+    pb_end(b, pk);
+    free(out);
+}

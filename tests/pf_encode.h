@@ -1,0 +1,74 @@
+/* A Perfetto trace encoder for the tests' own fixtures, on the project's
+ * protobuf encoder (pbwire.h).  Field numbers are those of
+ * ../shared/formats/perfetto-fields.md.
+ *
+ * A packet is opened with pfe_packet() and closed with pb_end(); inside
+ * it, the helpers write interned entries, payloads and packet fields. */
+#ifndef PROFCONV_TESTS_PF_ENCODE_H
+#define PROFCONV_TESTS_PF_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pbwire.h"
+
+/* TracePacket fields. */
+enum {
+    PFE_TIMESTAMP = 8,
+    PFE_SEQ = 10,
+    PFE_INTERNED = 12,
+    PFE_FLAGS = 13,
+    PFE_CLEARED = 41,
+    PFE_DROPPED = 42,
+    PFE_CLOCK_ID = 58,
+    PFE_DEFAULTS = 59,
+};
+
+/* InternedData fields. */
+enum {
+    PFE_FUNCTION_NAMES = 5,
+    PFE_FRAMES = 6,
+    PFE_CALLSTACKS = 7,
+    PFE_BUILD_IDS = 16,
+    PFE_MAPPING_PATHS = 17,
+    PFE_MAPPINGS = 19,
+};
+
+/* Opens a packet on sequence seq (0: no sequence id field). */
+size_t pfe_packet(pb_buf *b, uint32_t seq);
+
+/* A whole packet: a ClockSnapshot of n clocks. */
+void pfe_clock_snapshot(pb_buf *b, const uint32_t *ids, const uint64_t *ts, size_t n);
+
+/* A whole packet: the first of a sequence (incremental state cleared),
+ * with trace_packet_defaults giving the timestamp clock (0: none) and a
+ * perf timebase counter (0: none) with a frequency (0: none). */
+void pfe_perf_defaults(pb_buf *b, uint32_t seq, uint32_t clock_id, uint32_t counter,
+                       uint64_t frequency);
+
+/* Interned entries, written in the current InternedData (or ProfilePacket
+ * for the packet-local tables, whose field numbers the caller passes). */
+void pfe_str(pb_buf *b, uint32_t field, uint64_t iid, const char *s);
+void pfe_bytes(pb_buf *b, uint32_t field, uint64_t iid, const void *s, size_t n);
+void pfe_mapping(pb_buf *b, uint32_t field, uint64_t iid, uint64_t build_iid,
+                 const uint64_t *paths, size_t n_paths);
+/* name_iid 0 writes no name; mapping_iid 0 writes no mapping. */
+void pfe_frame(pb_buf *b, uint32_t field, uint64_t iid, uint64_t name_iid,
+               uint64_t mapping_iid, uint64_t rel_pc);
+void pfe_callstack(pb_buf *b, uint32_t field, uint64_t iid, const uint64_t *frames,
+                   size_t n, int packed);
+
+/* A PerfSample payload; count < 0 writes no timebase_count, cs 0 no
+ * callstack. */
+void pfe_perf_sample(pb_buf *b, uint32_t cpu, uint32_t pid, uint32_t tid, uint64_t cs,
+                     int64_t count);
+
+/* ProcessTree payload pieces: open with pb_begin(b, 2). */
+void pfe_process(pb_buf *b, int32_t pid, const char *const *cmdline, size_t n);
+void pfe_thread(pb_buf *b, int32_t tid, int32_t tgid, const char *name);
+
+/* Compresses the packets in src (a Trace) into one packet holding
+ * compressed_packets (zlib) or zstd_compressed_packets, appended to b. */
+void pfe_compressed(pb_buf *b, const pb_buf *src, int zstd);
+
+#endif

@@ -1,0 +1,841 @@
+/* The Perfetto reader on the project's own traces (pf_encode.c): samples
+ * and their clocks, weights, stacks and names; incremental state; Chrome
+ * and heapprofd packets; symbols and deobfuscation; compression; damaged
+ * input. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded_text.h"
+#include "pf_encode.h"
+#include "processed_valid.h"
+#include "t.h"
+#include "test_util.h"
+
+enum { BOOTTIME = 6, MONOTONIC = 3, MONO_COARSE = 4 };
+
+/* BOOTTIME runs 1 s ahead of MONOTONIC in the fixtures. */
+#define BOOT_AHEAD 1000000000ull
+
+static void snapshot(pb_buf *b, uint64_t mono)
+{
+    uint32_t ids[] = {BOOTTIME, MONOTONIC, MONO_COARSE};
+    uint64_t ts[] = {mono + BOOT_AHEAD, mono, mono};
+    pfe_clock_snapshot(b, ids, ts, 3);
+}
+
+static void process_tree(pb_buf *b)
+{
+    static const char *const app[] = {"com.example.app"};
+    static const char *const sf[] = {"/system/bin/surfaceflinger --start"};
+    size_t pk = pfe_packet(b, 0);
+    size_t pt = pb_begin(b, 2);
+    pfe_process(b, 100, app, 1);
+    pfe_process(b, 200, sf, 1);
+    pfe_thread(b, 100, 100, "example.app");
+    pfe_thread(b, 101, 100, "RenderThread");
+    pb_end(b, pt);
+    pb_end(b, pk);
+}
+
+/* The interned data of the perf fixture: libc frames main, draw and an
+ * unnamed one, a kernel frame, and three callstacks. */
+static void perf_interned(pb_buf *b)
+{
+    static const uint8_t build[] = {0xde, 0xad, 0xbe, 0xef};
+    size_t in = pb_begin(b, PFE_INTERNED);
+    pfe_str(b, PFE_FUNCTION_NAMES, 1, "main");
+    pfe_str(b, PFE_FUNCTION_NAMES, 2, "draw");
+    pfe_str(b, PFE_FUNCTION_NAMES, 3, "do_syscall");
+    pfe_str(b, PFE_MAPPING_PATHS, 1, "system");
+    pfe_str(b, PFE_MAPPING_PATHS, 2, "lib64");
+    pfe_str(b, PFE_MAPPING_PATHS, 3, "libc.so");
+    pfe_str(b, PFE_MAPPING_PATHS, 4, "kernel");
+    pfe_bytes(b, PFE_BUILD_IDS, 1, build, sizeof build);
+    uint64_t libc[] = {1, 2, 3}, kernel[] = {4};
+    pfe_mapping(b, PFE_MAPPINGS, 1, 1, libc, 3);
+    pfe_mapping(b, PFE_MAPPINGS, 2, 0, kernel, 1);
+    pfe_frame(b, PFE_FRAMES, 1, 1, 1, 0x100);
+    pfe_frame(b, PFE_FRAMES, 2, 2, 1, 0x200);
+    pfe_frame(b, PFE_FRAMES, 3, 3, 2, 0xffff);
+    pfe_frame(b, PFE_FRAMES, 4, 0, 1, 0x1234);
+    uint64_t cs1[] = {1, 2}, cs2[] = {1, 2, 3}, cs3[] = {1, 4};
+    pfe_callstack(b, PFE_CALLSTACKS, 1, cs1, 2, 0);
+    pfe_callstack(b, PFE_CALLSTACKS, 2, cs2, 3, 0);
+    pfe_callstack(b, PFE_CALLSTACKS, 3, cs3, 2, 1);
+    pb_end(b, in);
+}
+
+/* One traced_perf sample packet at MONOTONIC time ts. */
+static void perf_packet(pb_buf *b, uint64_t ts, uint32_t cpu, uint32_t tid, uint64_t cs,
+                        int64_t count, int interned)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    pb_uint(b, PFE_TIMESTAMP, ts);
+    if (interned)
+        perf_interned(b);
+    pfe_perf_sample(b, cpu, 100, tid, cs, count);
+    pb_end(b, pk);
+}
+
+/* A traced_perf trace: 5 samples of process 100 on two CPUs, plus a
+ * skipped sample, lost records, a producer event and an unwinding error. */
+static void fx_perf(pb_buf *b)
+{
+    snapshot(b, 500000000);
+    process_tree(b);
+    pfe_perf_defaults(b, 1, MONOTONIC, 1 /* SW_CPU_CLOCK */, 100);
+    perf_packet(b, 600000000, 0, 100, 1, 10000000, 1);
+    perf_packet(b, 605000000, 1, 101, 2, 5000000, 0);
+    perf_packet(b, 610000000, 0, 100, 3, 20000000, 0);
+    perf_packet(b, 615000000, 1, 101, 1, 15000000, 0);
+    /* Not samples: skipped (NOT_IN_SCOPE), lost records, producer event. */
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    pb_uint(b, PFE_TIMESTAMP, 616000000);
+    size_t ps = pb_begin(b, 66);
+    pb_uint(b, 1, 0);
+    pb_uint(b, 18, 4);
+    pb_end(b, ps);
+    pb_end(b, pk);
+    pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_TIMESTAMP, 617000000);
+    ps = pb_begin(b, 66);
+    pb_uint(b, 1, 1);
+    pb_uint(b, 17, 7);
+    pb_end(b, ps);
+    pb_end(b, pk);
+    pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_TIMESTAMP, 618000000);
+    ps = pb_begin(b, 66);
+    size_t ev = pb_begin(b, 19);
+    pb_uint(b, 1, 1);
+    pb_end(b, ev);
+    pb_end(b, ps);
+    pb_end(b, pk);
+    /* A partly unwound sample (UNWIND_ERROR_MEMORY_INVALID). */
+    pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    pb_uint(b, PFE_TIMESTAMP, 620000000);
+    ps = pb_begin(b, 66);
+    pb_uint(b, 1, 0);
+    pb_uint(b, 2, 100);
+    pb_uint(b, 3, 100);
+    pb_uint(b, 4, 1);
+    pb_uint(b, 6, 25000000);
+    pb_uint(b, 16, 2);
+    pb_end(b, ps);
+    pb_end(b, pk);
+}
+
+static pc_profile *convert_buf(const pb_buf *b, const pc_options *o)
+{
+    pc_profile *p;
+    pc_error err;
+    if (b->oom) {
+        t_fail(__FILE__, __LINE__, "fixture encoder ran out of memory");
+        return NULL;
+    }
+    if (convert_bytes(b->data, b->len, o, &p, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "conversion failed: %s", err.message);
+        return NULL;
+    }
+    return p;
+}
+
+static uint32_t thread_of(const pc_profile *p, int64_t pid, int64_t tid)
+{
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.pid[t] == pid && p->thread.tid[t] == tid)
+            return (uint32_t)t;
+    return PC_NONE;
+}
+
+/* "time:weight:stack" of thread t's samples, times in µs of BOOTTIME. */
+static const char *samples_text(const pc_profile *p, uint32_t t)
+{
+    static char buf[4096];
+    size_t used = 0;
+    buf[0] = 0;
+    if (t == PC_NONE)
+        return "(no thread)";
+    for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%" PRIu64 ":%" PRId64 ":%s",
+                                 used ? " " : "", p->sample.time[i] / 1000,
+                                 p->sample.weight[i], stack_text(p, p->sample.stack[i]));
+    return buf;
+}
+
+static const char *str_of(const pc_profile *p, uint32_t id)
+{
+    return id == PC_NONE ? "(none)" : pc_str(&p->str, id);
+}
+
+TEST(perfetto_perf_samples)
+{
+    pb_buf b = {0};
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    fx_perf(&b);
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        /* MONOTONIC times become BOOTTIME (+1 s); weights are the counter's
+         * growth on each CPU; stacks are root first. */
+        uint32_t main_t = thread_of(p, 100, 100), render = thread_of(p, 100, 101);
+        T_EQ_STR(samples_text(p, main_t),
+                 "1600000:10000000:main;draw 1610000:10000000:main;libc.so+0x1234 "
+                 "1620000:5000000:ERROR MEMORY_INVALID;main;draw");
+        T_EQ_STR(samples_text(p, render),
+                 "1605000:5000000:main;draw;do_syscall 1615000:10000000:main;draw");
+        T_EQ_INT(p->sample.n, 5);
+        T_EQ_STR(str_of(p, p->thread.name[main_t]), "example.app");
+        T_EQ_STR(str_of(p, p->thread.name[render]), "RenderThread");
+        T_EQ_STR(str_of(p, pc_process_name(p, 100)), "com.example.app");
+        /* One argument with spaces: its first word. */
+        T_EQ_STR(str_of(p, pc_process_name(p, 200)), "/system/bin/surfaceflinger");
+        T_EQ_STR(str_of(p, p->meta.event[p->sample.event[0]]), "cpu-clock");
+        T_EQ_INT(frame_category(p, "do_syscall"), PC_CAT_KERNEL);
+        T_EQ_INT(frame_category(p, "main"), PC_CAT_NATIVE);
+        T_EQ_INT(frame_category(p, "ERROR MEMORY_INVALID"), PC_CAT_OTHER);
+        /* CPU numbers are kept for --percpu. */
+        T_EQ_INT(p->sample.cpu[p->sample.first[render]], 1);
+        const char *log = log_capture_text();
+        T_CONTAINS(log, "lost 7 kernel records");
+        T_CONTAINS(log, "1 perf samples were skipped");
+        T_CONTAINS(log, "1 perf producer event");
+        T_CONTAINS(log, "1 perf samples were only partly unwound");
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+TEST(perfetto_mapping_and_frame_names)
+{
+    pb_buf b = {0};
+    pfe_perf_defaults(&b, 1, 0, 0, 0);
+    size_t pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_TIMESTAMP, 1000);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    /* Chrome puts the whole path in one component: "//" becomes "/". */
+    pfe_str(&b, PFE_MAPPING_PATHS, 1, "/opt/chrome/libchrome.so");
+    pfe_str(&b, PFE_MAPPING_PATHS, 2, "data");
+    uint64_t chrome[] = {1}, cut[] = {2, 99, 1};
+    pfe_mapping(&b, PFE_MAPPINGS, 1, 0, chrome, 1);
+    /* Component 99 is not defined: the name stops before it. */
+    pfe_mapping(&b, PFE_MAPPINGS, 2, 0, cut, 3);
+    pfe_frame(&b, PFE_FRAMES, 1, 0, 1, 0xabc);
+    pfe_frame(&b, PFE_FRAMES, 2, 0, 2, 0x10);
+    pfe_frame(&b, PFE_FRAMES, 3, 0, 0, 0x42);
+    uint64_t cs[] = {1, 2, 3};
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, cs, 3, 0);
+    pb_end(&b, in);
+    pfe_perf_sample(&b, 0, 5, 6, 1, 100);
+    pb_end(&b, pk);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        T_EQ_INT(p->sample.n, 1);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]), "libchrome.so+0xabc;data+0x10;0x42");
+        uint32_t f = p->stack.frame[p->stack.prefix[p->stack.prefix[p->sample.stack[0]]]];
+        T_EQ_STR(str_of(p, p->res.name[p->func.res[p->frame.func[f]]]),
+                 "/opt/chrome/libchrome.so");
+        T_EQ_INT(frame_category(p, "libchrome.so+0xabc"), PC_CAT_NATIVE);
+        /* No name known for the thread. */
+        T_EQ_STR(str_of(p, p->thread.name[0]), "thread 6");
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* Interned callstack 1 of sequence 2 names function `name`. */
+static void interned_stack(pb_buf *b, const char *name)
+{
+    size_t in = pb_begin(b, PFE_INTERNED);
+    pfe_str(b, PFE_FUNCTION_NAMES, 1, name);
+    pfe_frame(b, PFE_FRAMES, 1, 1, 0, 0);
+    uint64_t f[] = {1};
+    pfe_callstack(b, PFE_CALLSTACKS, 1, f, 1, 0);
+    pb_end(b, in);
+}
+
+static void seq2_sample(pb_buf *b, uint64_t ts, int dropped, int cleared, const char *define)
+{
+    size_t pk = pfe_packet(b, 2);
+    pb_uint(b, PFE_FLAGS, (cleared ? 1 : 0) | 2);
+    if (dropped)
+        pb_uint(b, PFE_DROPPED, 1);
+    pb_uint(b, PFE_TIMESTAMP, ts);
+    if (define)
+        interned_stack(b, define);
+    pfe_perf_sample(b, 0, 9, 9, 1, -1);
+    pb_end(b, pk);
+}
+
+TEST(perfetto_incremental_state)
+{
+    pb_buf b = {0};
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    /* Before any clear the state is invalid: interned data is ignored and
+     * the sample, which needs it, dropped. */
+    seq2_sample(&b, 1000, 0, 0, "never");
+    /* Cleared: valid.  A second definition of iid 1 loses to the first. */
+    seq2_sample(&b, 2000, 0, 1, "first");
+    seq2_sample(&b, 3000, 0, 0, "second");
+    /* Data loss: invalid until the next clear. */
+    seq2_sample(&b, 4000, 1, 0, NULL);
+    seq2_sample(&b, 5000, 0, 0, NULL);
+    seq2_sample(&b, 6000, 0, 1, "third");
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        uint32_t t = thread_of(p, 9, 9);
+        T_EQ_INT(p->sample.n, 3);
+        T_CHECK(t != PC_NONE);
+        if (t != PC_NONE) {
+            T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[t]]), "first");
+            T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[t] + 1]), "first");
+            T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[t] + 2]), "third");
+            T_EQ_INT(p->sample.time[p->sample.first[t] + 2], 6000);
+        }
+        T_CONTAINS(log_capture_text(), "3 packets needed incremental state");
+        T_CONTAINS(log_capture_text(), "1 packet sequence(s) lost packets");
+        /* Without a timebase or counts, each sample counts one. */
+        T_EQ_STR(str_of(p, p->meta.event[p->sample.event[0]]), "samples of cpu-clock");
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* The same profile whether the packets come plain, in zlib or zstd
+ * compressed_packets, or in a gzipped file. */
+TEST(perfetto_compressed_packets)
+{
+    pb_buf plain = {0};
+    fx_perf(&plain);
+    pc_profile *ref = convert_buf(&plain, NULL);
+    char *want = ref ? folded_samples(ref) : NULL;
+    for (int mode = 0; mode < 3 && want; mode++) {
+        t_case("perfetto_compressed_packets: %s", mode == 0 ? "zlib" : mode == 1 ? "zstd" : "gzip file");
+        pb_buf b = {0};
+        pc_profile *p = NULL;
+        if (mode < 2) {
+            /* The clock snapshot stays outside, the rest goes inside. */
+            pb_buf first = {0}, rest = {0};
+            snapshot(&first, 500000000);
+            pb_raw(&b, first.data, first.len);
+            pb_raw(&rest, plain.data + first.len, plain.len - first.len);
+            pfe_compressed(&b, &rest, mode == 1);
+            T_CHECK(b.len < plain.len);
+            p = convert_buf(&b, NULL);
+            pb_buf_free(&first);
+            pb_buf_free(&rest);
+        } else {
+            unsigned char *gz;
+            size_t n = gzip_bytes(plain.data, plain.len, &gz);
+            pc_error err;
+            if (convert_bytes(gz, n, NULL, &p, &err) != PC_OK)
+                t_fail(__FILE__, __LINE__, "%s", err.message);
+            free(gz);
+        }
+        if (p) {
+            char *got = folded_samples(p);
+            T_EQ_STR(got, want);
+            T_EQ_INT(p->sample.n, ref->sample.n);
+            for (size_t i = 0; i < p->sample.n && i < ref->sample.n; i++)
+                T_EQ_INT(p->sample.time[i], ref->sample.time[i]);
+            free(got);
+        }
+        pc_profile_free(p);
+        pb_buf_free(&b);
+    }
+    free(want);
+    pc_profile_free(ref);
+    pb_buf_free(&plain);
+}
+
+/* Chrome: sample times run on from the thread descriptor's reference time
+ * by the deltas, across packets, signed; the base of each packet is
+ * converted from CLOCK_MONOTONIC. */
+TEST(perfetto_chrome_samples)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    size_t pk = pfe_packet(&b, 5);
+    pb_uint(&b, PFE_CLEARED, 1);
+    size_t td = pb_begin(&b, 44);
+    pb_uint(&b, 1, 15);
+    pb_uint(&b, 2, 16);
+    pb_string(&b, 5, "CrBrowserMain");
+    pb_uint(&b, 6, 1);   /* 1 µs */
+    pb_end(&b, td);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    pfe_str(&b, PFE_FUNCTION_NAMES, 1, "RunLoop");
+    pfe_str(&b, PFE_FUNCTION_NAMES, 2, "Paint");
+    pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 1);
+    pfe_frame(&b, PFE_FRAMES, 2, 2, 0, 2);
+    uint64_t a[] = {1}, c[] = {1, 2};
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, a, 1, 0);
+    pfe_callstack(&b, PFE_CALLSTACKS, 42, c, 2, 1);
+    pb_end(&b, in);
+    pb_end(&b, pk);
+    static const int64_t deltas[][3] = {{10, 15, 0}, {42, 0, 0}, {-5, 0, 0}};
+    static const uint64_t iids[][3] = {{42, 1, 0}, {42, 0, 0}, {1, 0, 0}};
+    static const int n[] = {2, 1, 1};
+    for (int k = 0; k < 3; k++) {
+        pk = pfe_packet(&b, 5);
+        pb_uint(&b, PFE_FLAGS, 2);
+        size_t sp = pb_begin(&b, 54);
+        for (int i = 0; i < n[k]; i++) {
+            pb_uint(&b, 1, iids[k][i]);
+            pb_uint(&b, 2, (uint64_t)deltas[k][i]);
+        }
+        pb_end(&b, sp);
+        pb_end(&b, pk);
+    }
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        uint32_t t = thread_of(p, 15, 16);
+        /* 1 + 10, 1 + 25, 26 + 42, 68 - 5 µs on MONOTONIC, + 1 s. */
+        T_EQ_STR(samples_text(p, t), "1000011:1:RunLoop;Paint 1000026:1:RunLoop "
+                                     "1000063:1:RunLoop 1000068:1:RunLoop;Paint");
+        T_EQ_STR(str_of(p, t == PC_NONE ? PC_NONE : p->thread.name[t]), "CrBrowserMain");
+        T_EQ_STR(str_of(p, p->meta.event[0]), "Chrome CPU samples");
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* A ProfilePacket of sequence 9: open with heap_open, close with
+ * heap_close (interned data may go between the two ends). */
+typedef struct heap_marks {
+    size_t pk, pp;
+} heap_marks;
+
+static heap_marks heap_open(pb_buf *b, uint64_t index, int continued)
+{
+    heap_marks m;
+    m.pk = pfe_packet(b, 9);
+    if (index == 0)
+        pb_uint(b, PFE_CLEARED, 1);
+    m.pp = pb_begin(b, 37);
+    pb_uint(b, 7, index);
+    if (continued)
+        pb_uint(b, 6, 1);
+    return m;
+}
+
+static void heap_dump_header(pb_buf *b, uint64_t ts, size_t *mark)
+{
+    *mark = pb_begin(b, 5);
+    pb_uint(b, 1, 100);
+    pb_uint(b, 9, ts);
+    pb_string(b, 11, "libc.malloc");
+}
+
+static void heap_sample(pb_buf *b, uint64_t cs, uint64_t alloc, uint64_t freed)
+{
+    size_t s = pb_begin(b, 2);
+    pb_uint(b, 1, cs);
+    pb_uint(b, 2, alloc);
+    pb_uint(b, 3, freed);
+    pb_uint(b, 5, alloc / 100);
+    pb_uint(b, 6, freed / 100);
+    pb_end(b, s);
+}
+
+/* Two heapprofd dumps of process 100 (at 1 and 2 ms MONOTONIC_COARSE),
+ * each split over continued packets with the interned data after the
+ * samples, and a lost packet between them (index 3 is missing). */
+static void fx_heap(pb_buf *b)
+{
+    snapshot(b, 0);
+    process_tree(b);
+    for (int dump = 0; dump < 2; dump++) {
+        uint64_t base = dump ? 4 : 0, ts = dump ? 2000000 : 1000000;
+        size_t hd;
+        heap_marks m = heap_open(b, base, 1);
+        heap_dump_header(b, ts, &hd);
+        heap_sample(b, 1, dump ? 3000 : 1000, dump ? 1000 : 400);
+        heap_sample(b, 2, 300, 0);
+        pb_end(b, hd);
+        pb_end(b, m.pp);
+        pb_end(b, m.pk);
+        /* The dump goes on: the same header, one more sample, then the
+         * interned data the callstacks need. */
+        m = heap_open(b, base + 1, 1);
+        heap_dump_header(b, ts, &hd);
+        heap_sample(b, 3, 50, 50);
+        pb_end(b, hd);
+        pb_end(b, m.pp);
+        if (dump == 0) {
+            size_t in = pb_begin(b, PFE_INTERNED);
+            pfe_str(b, PFE_FUNCTION_NAMES, 1, "main");
+            pfe_str(b, PFE_FUNCTION_NAMES, 2, "malloc");
+            pfe_str(b, PFE_FUNCTION_NAMES, 3, "decode");
+            pfe_frame(b, PFE_FRAMES, 1, 1, 0, 1);
+            pfe_frame(b, PFE_FRAMES, 2, 2, 0, 2);
+            pfe_frame(b, PFE_FRAMES, 3, 3, 0, 3);
+            uint64_t s1[] = {1, 2}, s2[] = {1, 3, 2}, s3[] = {1};
+            pfe_callstack(b, PFE_CALLSTACKS, 1, s1, 2, 0);
+            pfe_callstack(b, PFE_CALLSTACKS, 2, s2, 3, 0);
+            pfe_callstack(b, PFE_CALLSTACKS, 3, s3, 1, 0);
+            pb_end(b, in);
+        }
+        pb_end(b, m.pk);
+        /* An empty packet ends the dump. */
+        m = heap_open(b, base + 2, 0);
+        pb_end(b, m.pp);
+        pb_end(b, m.pk);
+    }
+}
+
+/* Writes p as processed JSON, checks it, and returns the text. */
+static char *processed_of(const pc_profile *p)
+{
+    pc_write_options wo;
+    pc_error err;
+    unsigned char *out = NULL;
+    size_t n = 0;
+    char msg[512];
+    pc_write_options_init(&wo);
+    wo.format = PC_FORMAT_FIREFOX;
+    wo.gzip = 0;
+    if (pc_write_memory(p, &wo, &out, &n, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "write failed: %s", err.message);
+        return NULL;
+    }
+    if (processed_check_text((const char *)out, n, msg, sizeof msg) != 0)
+        t_fail(__FILE__, __LINE__, "invalid processed profile: %s", msg);
+    char *s = malloc(n + 1);
+    memcpy(s, out, n);
+    s[n] = 0;
+    free(out);
+    return s;
+}
+
+TEST(perfetto_heap_dumps)
+{
+    static const struct {
+        int dump, measure;
+        const char *folded, *json;
+    } cases[] = {
+        {0, PC_HEAP_UNRELEASED,
+         "com.example.app;main;decode;malloc 300\ncom.example.app;main;malloc 2000\n",
+         "\"name\":\"libc.malloc (unreleased bytes)\""},
+        {1, PC_HEAP_UNRELEASED,
+         "com.example.app;main;decode;malloc 300\ncom.example.app;main;malloc 600\n",
+         "\"weight\":[600,300]"},
+        {0, PC_HEAP_ALLOCATED, NULL, "\"weight\":[3000,300,50]"},
+        {0, PC_HEAP_FREED, NULL, "\"weight\":[1000,50]"},
+    };
+    pb_buf b = {0};
+    fx_heap(&b);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        t_case("perfetto_heap_dumps: dump %d, measure %d", cases[k].dump, cases[k].measure);
+        pc_options o;
+        pc_options_init(&o);
+        o.heap_dump = cases[k].dump;
+        o.heap_measure = cases[k].measure;
+        log_capture_start(&o);
+        pc_profile *p = convert_buf(&b, &o);
+        if (!p)
+            continue;
+        T_EQ_INT(p->heap.n, 3);
+        T_EQ_INT(p->sample.n, 0);
+        /* MONOTONIC_COARSE 1 or 2 ms, + 1 s. */
+        T_EQ_INT(p->heap.time[0], cases[k].dump == 1 ? 1001000000 : 1002000000);
+        if (cases[k].folded) {
+            char *f = folded_heap(p);
+            T_EQ_STR(f, cases[k].folded);
+            free(f);
+        }
+        char *json = processed_of(p);
+        if (json) {
+            T_CONTAINS(json, cases[k].json);
+            T_CONTAINS(json, "\"weightType\":\"bytes\"");
+            T_CONTAINS(json, "\"processName\":\"com.example.app\"");
+        }
+        free(json);
+        T_CONTAINS(log_capture_text(), "1 gap(s) in heapprofd's packet index");
+        pc_profile_free(p);
+    }
+    /* The 3rd dump does not exist: the last is shown, with a warning. */
+    t_case("perfetto_heap_dumps: --heap-dump past the last");
+    pc_options o;
+    pc_options_init(&o);
+    o.heap_dump = 3;
+    log_capture_start(&o);
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_INT(p->heap.n, 3);
+        T_EQ_INT(p->heap.alloc[0] + p->heap.alloc[1] + p->heap.alloc[2], 3350);
+        T_CONTAINS(log_capture_text(), "--heap-dump 3: process 100 has 2 dump(s)");
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* Android Q wrote its tables inside the ProfilePacket: one string table
+ * for names, paths and build ids. */
+TEST(perfetto_heap_packet_tables)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    heap_marks m = heap_open(&b, 0, 0);
+    pfe_str(&b, 1, 1, "alloc_buffer");
+    pfe_str(&b, 1, 2, "system");
+    pfe_str(&b, 1, 3, "libfoo.so");
+    pfe_str(&b, 1, 4, "\x12\x34");
+    uint64_t path[] = {2, 3}, frames[] = {1};
+    pfe_frame(&b, 2, 1, 1, 1, 0x50);
+    pfe_callstack(&b, 3, 1, frames, 1, 0);
+    pfe_mapping(&b, 4, 1, 4, path, 2);
+    size_t hd = pb_begin(&b, 5);
+    pb_uint(&b, 1, 321);
+    pb_uint(&b, 9, 5000);
+    heap_sample(&b, 1, 4096, 0);
+    pb_end(&b, hd);
+    pb_end(&b, m.pp);
+    pb_end(&b, m.pk);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        T_EQ_INT(p->heap.n, 1);
+        T_EQ_STR(stack_text(p, p->heap.stack[0]), "alloc_buffer");
+        T_EQ_STR(str_of(p, p->heap.heap[0]), "unknown");
+        T_EQ_INT(p->heap.time[0], BOOT_AHEAD + 5000);
+        uint32_t f = p->stack.frame[p->heap.stack[0]];
+        T_EQ_STR(str_of(p, p->res.name[p->func.res[p->frame.func[f]]]), "/system/libfoo.so");
+        T_EQ_INT(p->frame.cat[f], PC_CAT_NATIVE);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* ModuleSymbols and DeobfuscationMapping packets after the samples name
+ * the frames, inline chains included. */
+TEST(perfetto_symbols_and_deobfuscation)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    static const char *const cmd[] = {"com.example.app"};
+    size_t pk = pfe_packet(&b, 0);
+    size_t pt = pb_begin(&b, 2);
+    pfe_process(&b, 100, cmd, 1);
+    pb_end(&b, pt);
+    pb_end(&b, pk);
+    pfe_perf_defaults(&b, 1, 0, 1, 1000);
+    pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_FLAGS, 2);
+    pb_uint(&b, PFE_TIMESTAMP, 5000);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    pfe_str(&b, PFE_MAPPING_PATHS, 1, "data");
+    pfe_str(&b, PFE_MAPPING_PATHS, 2, "app");
+    pfe_str(&b, PFE_MAPPING_PATHS, 3, "com.example.app-Xy==");
+    pfe_str(&b, PFE_MAPPING_PATHS, 4, "base.apk");
+    pfe_str(&b, PFE_MAPPING_PATHS, 5, "libnative.so");
+    pfe_str(&b, PFE_BUILD_IDS, 1, "\x01\x02");
+    pfe_str(&b, PFE_FUNCTION_NAMES, 1, "a.b");
+    uint64_t apk[] = {1, 2, 3, 4}, so[] = {5};
+    pfe_mapping(&b, PFE_MAPPINGS, 1, 0, apk, 4);
+    pfe_mapping(&b, PFE_MAPPINGS, 2, 1, so, 1);
+    pfe_frame(&b, PFE_FRAMES, 1, 1, 1, 0x10);
+    pfe_frame(&b, PFE_FRAMES, 2, 0, 2, 0x20);
+    pfe_frame(&b, PFE_FRAMES, 3, 0, 2, 0x30);
+    uint64_t cs[] = {1, 2, 3};
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, cs, 3, 0);
+    pb_end(&b, in);
+    pfe_perf_sample(&b, 0, 100, 100, 1, -1);
+    pb_end(&b, pk);
+    /* Symbols for libnative.so (build id 0102): 0x20 holds an inlined
+     * call (most inlined first), 0x30 is unknown to them. */
+    pk = pfe_packet(&b, 0);
+    size_t ms = pb_begin(&b, 61);
+    pb_string(&b, 1, "/libnative.so");
+    pb_string(&b, 2, "\x01\x02");
+    size_t as = pb_begin(&b, 3);
+    pb_uint(&b, 1, 0x20);
+    size_t l = pb_begin(&b, 2);
+    pb_string(&b, 1, "inlined_helper");
+    pb_end(&b, l);
+    l = pb_begin(&b, 2);
+    pb_string(&b, 1, "outer_function");
+    pb_end(&b, l);
+    pb_end(&b, as);
+    pb_end(&b, ms);
+    pb_end(&b, pk);
+    pk = pfe_packet(&b, 0);
+    size_t dm = pb_begin(&b, 64);
+    pb_string(&b, 1, "com.example.app");
+    size_t oc = pb_begin(&b, 3);
+    pb_string(&b, 1, "a");
+    pb_string(&b, 2, "com.example.Foo");
+    size_t om = pb_begin(&b, 4);
+    pb_string(&b, 1, "b");
+    pb_string(&b, 2, "bar");
+    pb_end(&b, om);
+    pb_end(&b, oc);
+    pb_end(&b, dm);
+    pb_end(&b, pk);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        T_EQ_INT(p->sample.n, 1);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]),
+                 "com.example.Foo.bar;outer_function;inlined_helper;libnative.so+0x30");
+        /* 1 s per 1000 Hz. */
+        T_EQ_INT(p->sample.weight[0], 1000000);
+        T_EQ_INT(frame_category(p, "com.example.Foo.bar"), PC_CAT_DEX);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+TEST(perfetto_percpu_and_filters)
+{
+    pb_buf b = {0};
+    fx_perf(&b);
+    pc_options o;
+    pc_options_init(&o);
+    o.percpu = 1;
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_INT(p->thread.n, 2);
+        uint32_t c0 = thread_of(p, -1, 0), c1 = thread_of(p, -1, 1);
+        T_EQ_STR(str_of(p, c0 == PC_NONE ? PC_NONE : p->thread.name[c0]), "CPU 0");
+        T_EQ_INT(c0 == PC_NONE ? 0 : thread_samples(p, c0), 3);
+        T_EQ_INT(c1 == PC_NONE ? 0 : thread_samples(p, c1), 2);
+        T_EQ_STR(str_of(p, pc_process_name(p, -1)), "CPUs");
+    }
+    pc_profile_free(p);
+
+    pc_options_init(&o);
+    static const char *const names[] = {"Render"};
+    o.thread_names = (pc_strings){names, 1};
+    o.time_start = 0;
+    o.time_end = 10000000;  /* the first 10 ms */
+    p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_INT(p->sample.n, 1);
+        T_EQ_STR(samples_text(p, thread_of(p, 100, 101)), "1605000:5000000:main;draw;do_syscall");
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* Every prefix of a trace converts or fails with a message naming the
+ * packet; flipped bytes never crash the reader. */
+TEST(perfetto_damaged_traces)
+{
+    pb_buf b = {0};
+    fx_perf(&b);
+    fx_heap(&b);
+    size_t ok = 0, failed = 0;
+    for (size_t n = 1; n < b.len; n++) {
+        pc_profile *p = NULL;
+        pc_error err;
+        int st = convert_bytes(b.data, n, NULL, &p, &err);
+        if (st == PC_OK) {
+            ok++;
+        } else {
+            failed++;
+            if (st != PC_EINPUT || !strstr(err.message, "fixture: offset "))
+                t_fail(__FILE__, __LINE__, "prefix %zu: status %d: %s", n, st, err.message);
+        }
+        pc_profile_free(p);
+    }
+    T_CHECK(ok > 0 && failed > 0);
+    uint8_t *copy = malloc(b.len);
+    for (size_t i = 0; i < b.len; i++) {
+        memcpy(copy, b.data, b.len);
+        copy[i] ^= 0xa5;
+        pc_profile *p = NULL;
+        pc_error err;
+        int st = convert_bytes(copy, b.len, NULL, &p, &err);
+        if (st != PC_OK && st != PC_EINPUT && st != PC_EUSAGE)
+            t_fail(__FILE__, __LINE__, "flip at %zu: status %d: %s", i, st, err.message);
+        pc_profile_free(p);
+    }
+    free(copy);
+    pb_buf_free(&b);
+}
+
+static void expect_error(const void *data, size_t len, const char *want)
+{
+    pc_profile *p = NULL;
+    pc_error err;
+    int st = convert_bytes(data, len, NULL, &p, &err);
+    T_EQ_INT(st, PC_EINPUT);
+    if (st != PC_OK)
+        T_CONTAINS(err.message, want);
+    pc_profile_free(p);
+}
+
+TEST(perfetto_error_messages)
+{
+    pb_buf b = {0};
+    fx_perf(&b);
+    /* Cut inside the second packet. */
+    size_t first = 2 + b.data[1];
+    char want[128];
+    t_case("perfetto_error_messages: truncated");
+    snprintf(want, sizeof want, "fixture: offset %zu: packet 2 claims", first);
+    expect_error(b.data, first + 5, want);
+    expect_error(b.data, first + 5, "but only 3 remain (truncated trace?)");
+
+    t_case("perfetto_error_messages: wrong wire type");
+    pb_buf w = {0};
+    size_t pk = pfe_packet(&w, 1);
+    pb_uint(&w, 66, 5);   /* perf_sample as a number */
+    pb_end(&w, pk);
+    expect_error(w.data, w.len, "fixture: offset 4: packet 1: TracePacket:");
+
+    t_case("perfetto_error_messages: bad varint in interned data");
+    pb_buf v = {0};
+    pk = pfe_packet(&v, 1);
+    pb_uint(&v, PFE_CLEARED, 1);
+    size_t in = pb_begin(&v, PFE_INTERNED);
+    size_t fr = pb_begin(&v, PFE_FRAMES);
+    static const uint8_t bad[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    pb_raw(&v, bad, sizeof bad);
+    pb_end(&v, fr);
+    pb_end(&v, in);
+    pb_end(&v, pk);
+    expect_error(v.data, v.len, "packet 1: Frame:");
+
+    t_case("perfetto_error_messages: corrupt compressed packets");
+    pb_buf z = {0};
+    pk = pfe_packet(&z, 0);
+    pb_bytes(&z, 50, "not zlib at all", 15);
+    pb_end(&z, pk);
+    expect_error(z.data, z.len, "fixture: offset 2: packet 1: compressed_packets:");
+
+    t_case("perfetto_error_messages: not a trace");
+    expect_error("GIF89a, not a profile", 21, "fixture: offset 0: unknown input format");
+    pb_buf_free(&b);
+    pb_buf_free(&w);
+    pb_buf_free(&v);
+    pb_buf_free(&z);
+}
+
+/* Perfetto traces through the Firefox writers: a valid processed profile
+ * with categories; the Gecko writer leaves the heap out. */
+TEST(perfetto_outputs)
+{
+    pb_buf b = {0};
+    fx_perf(&b);
+    fx_heap(&b);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        char *json = processed_of(p);
+        if (json) {
+            T_CONTAINS(json, "\"importedFrom\":\"Perfetto\"");
+            T_CONTAINS(json, "\"nativeAllocations\"");
+            T_CONTAINS(json, "\"weightType\":\"tracing-ms\"");
+        }
+        free(json);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
