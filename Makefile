@@ -22,7 +22,7 @@ endif
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
              -Iinclude -Isrc $(OPT) $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
-LDLIBS_ALL = -lisal -lzstd -lz -lm $(LDLIBS)
+LDLIBS_ALL = -lisal -lzstd -lz -lstdc++ -lm $(LDLIBS)
 
 LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
 LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)

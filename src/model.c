@@ -57,6 +57,7 @@ void pc_profile_free(pc_profile *p)
         return;
     pc_strtab_free(&p->str);
     free(p->res.name);
+    free(p->res.build);
     pc_htab_free(&p->res.idx);
     free(p->func.name);
     free(p->func.res);
@@ -133,11 +134,12 @@ uint32_t pc_resource(pc_profile *p, uint32_t name)
     for (uint32_t id; (id = pc_probe_next(&p->res.idx, &pr)) != PC_NONE;)
         if (p->res.name[id] == name)
             return id;
-    struct pc_col cols[] = {PC_COL(p->res.name)};
-    if (pc_grow_cols(&p->res.cap, p->res.n + 1, cols, 1) < 0)
+    struct pc_col cols[] = {PC_COL(p->res.name), PC_COL(p->res.build)};
+    if (pc_grow_cols(&p->res.cap, p->res.n + 1, cols, 2) < 0)
         return oom(p);
     uint32_t id = (uint32_t)p->res.n++;
     p->res.name[id] = name;
+    p->res.build[id] = PC_NONE;
     pc_htab_insert(&p->res.idx, &pr, id);
     return id;
 }

@@ -3,7 +3,7 @@
  * Everything is a table of columns indexed by dense 32-bit ids, in order of
  * creation:
  *   strings    interned (strtab.h);
- *   resources  a library or file, by path;
+ *   resources  a library or file, by path, with its build id if known;
  *   funcs      (name, resource), interned;
  *   frames     a code location: func, address, category, execution kind.
  *              Readers decide frame identity themselves, so frames are
@@ -77,6 +77,7 @@ struct pc_profile {
 
     struct {
         uint32_t *name;
+        uint32_t *build;   /* build id (hex, or a breakpad id), or PC_NONE */
         size_t n, cap;
         pc_htab idx;
     } res;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "perfetto_reader.h"
 
 /* ---- Symbols ---- */
@@ -590,6 +591,20 @@ static int name_frames(pf_reader *r, const symbols *sy, const deobf *d)
         }
         const char *ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
         size_t mn = map == PC_NONE ? 0 : pc_str_len(&p->str, r->map.name[map]);
+        /* Native names come mangled; trace_processor shows them
+         * demangled, and so do we unless asked not to. */
+        for (size_t k = 0; !r->o->mangled && k < names.n; k++) {
+            char *dm = pc_demangle(pc_str(&p->str, names.v[k]));
+            if (dm) {
+                names.v[k] = pc_intern_cstr(p, dm);
+                free(dm);
+            }
+        }
+        if (p->oom) {
+            st = -1;
+            break;
+        }
+        ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
         categorize(r, (uint32_t)f, ms, mn, pc_str(&p->str, names.v[0]));
         p->frame.func[f] = pc_func(p, names.v[0], res);
         for (size_t k = 1; k < names.n; k++)

@@ -636,6 +636,8 @@ static uint32_t mapping_of(pf_reader *r, pf_seq *s, uint64_t iid)
     r->map.name[id] = nsid;
     r->map.build[id] = bsid;
     r->map.res[id] = pc_resource(p, nsid);
+    if (r->map.res[id] != PC_NONE && bsid != PC_NONE && pc_str_len(&p->str, bsid))
+        p->res.build[r->map.res[id]] = bsid;
     r->map.start[id] = m->start;
     r->map.end[id] = m->end;
     r->map.start_offset[id] = m->start_offset;
