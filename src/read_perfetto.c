@@ -1496,6 +1496,12 @@ static int heap_dump_end(pf_reader *r, pf_seq *s)
             r->st.heap_unresolved++;
             continue;
         }
+        /* An allocation with no frames has no callsite to charge it to;
+         * trace_processor drops it too. */
+        if (stack == PC_NONE) {
+            r->st.heap_empty++;
+            continue;
+        }
         pc_add_heap(p, thread[d], s->hd.heap[d], model_dump[d], when[d], stack,
                     s->hs.alloc[i], s->hs.freed[i], s->hs.alloc_count[i],
                     s->hs.free_count[i]);
@@ -2086,6 +2092,9 @@ static void report(pf_reader *r)
     if (st->heap_unresolved)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " heap samples name a callstack the trace "
                "does not define and were left out", st->heap_unresolved);
+    if (st->heap_empty)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " heap samples have an empty callstack and "
+               "were left out", st->heap_empty);
     if (st->heap_no_clock)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " heap dumps have a time no clock snapshot "
                "converts and were left out", st->heap_no_clock);

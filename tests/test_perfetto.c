@@ -592,17 +592,24 @@ TEST(perfetto_heap_packet_tables)
     uint64_t path[] = {2, 3}, frames[] = {1};
     pfe_frame(&b, 2, 1, 1, 1, 0x50);
     pfe_callstack(&b, 3, 1, frames, 1, 0);
+    pfe_callstack(&b, 3, 2, NULL, 0, 0);
     pfe_mapping(&b, 4, 1, 4, path, 2);
     size_t hd = pb_begin(&b, 5);
     pb_uint(&b, 1, 321);
     pb_uint(&b, 9, 5000);
     heap_sample(&b, 1, 4096, 0);
+    /* No frames, no callsite: left out, as trace_processor does. */
+    heap_sample(&b, 2, 128, 0);
     pb_end(&b, hd);
     pb_end(&b, m.pp);
     pb_end(&b, m.pk);
-    pc_profile *p = convert_buf(&b, NULL);
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = convert_buf(&b, &o);
     if (p) {
         T_EQ_INT(p->heap.n, 1);
+        T_CONTAINS(log_capture_text(), "1 heap samples have an empty callstack");
         T_EQ_STR(stack_text(p, p->heap.stack[0]), "alloc_buffer");
         T_EQ_STR(str_of(p, p->heap.heap[0]), "unknown");
         T_EQ_INT(p->heap.time[0], BOOT_AHEAD + 5000);
