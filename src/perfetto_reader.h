@@ -9,6 +9,7 @@
 
 #include "model.h"
 #include "perfetto_clock.h"
+#include "perfetto_heap.h"
 #include "perfetto_intern.h"
 #include "profconv.h"
 
@@ -27,6 +28,10 @@ typedef struct pf_seq {
     uint32_t clock_id;
     uint16_t event;          /* event of this sequence's perf samples */
     uint16_t uncounted_event;
+    /* The timebase's event name (a string id, PC_NONE before one is
+     * given); its event is made at its first sample, so that a session
+     * whose samples all go to "samples of X" leaves no empty event. */
+    uint32_t event_name;
     uint64_t nominal;        /* weight of a sample without a count, or 0 */
     int64_t pid, tid;
     int64_t running;         /* ns on CLOCK_MONOTONIC */
@@ -41,15 +46,21 @@ typedef struct pf_seq {
     /* Heap samples of the current dump, kept until it ends, and the dump
      * headers (pid, heap, time) they belong to. */
     struct {
-        uint64_t *callstack, *alloc, *freed, *alloc_count, *free_count;
+        uint64_t *callstack;
+        pf_heap_values *val;
         uint32_t *dump;
         size_t n, cap;
     } hs;
+    pf_heap_totals totals;
     struct {
         int64_t *pid;
         uint32_t *heap;
         uint64_t *ts;
         uint8_t *has_ts;
+        /* Trace time of the first packet of a dump without a time of its
+         * own (Android Q's), with has_pkt_ts. */
+        uint64_t *pkt_ts;
+        uint8_t *has_pkt_ts;
         size_t n, cap;
     } hd;
 } pf_seq;

@@ -153,6 +153,7 @@ static pf_seq *seq_of(pf_reader *r, uint32_t id)
     memset(s, 0, sizeof *s);
     s->id = id;
     s->event = s->uncounted_event = PF_NO_EVENT;
+    s->event_name = PC_NONE;
     pc_htab_insert(&r->seq_idx, &pr, (uint32_t)r->n_seqs++);
     return s;
 }
@@ -164,15 +165,15 @@ static void seq_free(pf_seq *s)
     free(s->cpu_count);
     free(s->cpu_seen);
     free(s->hs.callstack);
-    free(s->hs.alloc);
-    free(s->hs.freed);
-    free(s->hs.alloc_count);
-    free(s->hs.free_count);
+    free(s->hs.val);
     free(s->hs.dump);
+    pf_heap_totals_free(&s->totals);
     free(s->hd.pid);
     free(s->hd.heap);
     free(s->hd.ts);
     free(s->hd.has_ts);
+    free(s->hd.pkt_ts);
+    free(s->hd.has_pkt_ts);
 }
 
 /* A new generation of incremental state: interned data, defaults and the
@@ -185,6 +186,7 @@ static void seq_clear(pf_seq *s)
     s->has_perf_defaults = 0;
     s->nominal = 0;
     s->event = s->uncounted_event = PF_NO_EVENT;
+    s->event_name = PC_NONE;
     s->has_running = 0;
     s->in_dump = 0;
     s->hs.n = 0;
@@ -295,8 +297,9 @@ static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
         size_t n = strlen(name);
         snprintf(name + n, sizeof name - n, " (%s)", custom);
     }
-    s->event = event_named(r, name);
-    if (s->event == PF_NO_EVENT)
+    s->event = s->uncounted_event = PF_NO_EVENT;
+    s->event_name = pc_intern_cstr(r->p, name);
+    if (s->event_name == PC_NONE)
         return pf_nomem(r);
     return PC_OK;
 }
@@ -994,16 +997,18 @@ static int on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *
     pc_profile *p = r->p;
     uint16_t ev;
     int64_t weight = 1;
-    if (has_count) {
-        if (s->event == PF_NO_EVENT && (s->event = event_named(r, "cpu-clock")) == PF_NO_EVENT)
+    const char *base = s->event_name == PC_NONE ? "cpu-clock" : pc_str(&p->str, s->event_name);
+    if (has_count || s->nominal) {
+        if (s->event == PF_NO_EVENT && (s->event = event_named(r, base)) == PF_NO_EVENT)
             return pf_nomem(r);
         ev = s->event;
+    }
+    if (has_count) {
         uint64_t d = 0;
         if (counter_delta(r, s, (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu), count, &d) != 0)
             return r->err->status;
         weight = d > INT64_MAX ? INT64_MAX : (int64_t)d;
-    } else if (s->nominal && s->event != PF_NO_EVENT) {
-        ev = s->event;
+    } else if (s->nominal) {
         weight = s->nominal > INT64_MAX ? INT64_MAX : (int64_t)s->nominal;
     } else {
         /* Without counts or a known period each sample stands for one;
@@ -1011,8 +1016,6 @@ static int on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *
          * their weight as time. */
         if (s->uncounted_event == PF_NO_EVENT) {
             char name[300];
-            const char *base = s->event == PF_NO_EVENT ? "cpu-clock"
-                                                      : pc_str(&p->str, p->meta.event[s->event]);
             snprintf(name, sizeof name, "samples of %s", base);
             if ((s->uncounted_event = event_named(r, name)) == PF_NO_EVENT)
                 return pf_nomem(r);
@@ -1385,22 +1388,17 @@ static int heap_sample(pf_reader *r, pb_reader *pr, pf_seq *s, uint32_t dump)
         ac = max_count;
         freed = fc = 0;
     }
-    struct pc_col cols[] = {PC_COL(s->hs.callstack), PC_COL(s->hs.alloc), PC_COL(s->hs.freed),
-                            PC_COL(s->hs.alloc_count), PC_COL(s->hs.free_count),
-                            PC_COL(s->hs.dump)};
-    if (pc_grow_cols(&s->hs.cap, s->hs.n + 1, cols, 6) < 0)
+    struct pc_col cols[] = {PC_COL(s->hs.callstack), PC_COL(s->hs.val), PC_COL(s->hs.dump)};
+    if (pc_grow_cols(&s->hs.cap, s->hs.n + 1, cols, 3) < 0)
         return pf_nomem(r);
     size_t i = s->hs.n++;
     s->hs.callstack[i] = cs;
-    s->hs.alloc[i] = alloc;
-    s->hs.freed[i] = freed;
-    s->hs.alloc_count[i] = ac;
-    s->hs.free_count[i] = fc;
+    s->hs.val[i] = (pf_heap_values){{alloc, freed, ac, fc}};
     s->hs.dump[i] = dump;
     return PC_OK;
 }
 
-static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s)
+static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *pk)
 {
     static const uint8_t ex[] = {ANY, V, L, V, V, L, V, V, V, V, V, L, V, V, V, V};
     pb_field f;
@@ -1438,14 +1436,17 @@ static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s)
             dump = (uint32_t)d;
     if (dump == PC_NONE) {
         struct pc_col cols[] = {PC_COL(s->hd.pid), PC_COL(s->hd.heap), PC_COL(s->hd.ts),
-                                PC_COL(s->hd.has_ts)};
-        if (pc_grow_cols(&s->hd.cap, s->hd.n + 1, cols, 4) < 0)
+                                PC_COL(s->hd.has_ts), PC_COL(s->hd.pkt_ts),
+                                PC_COL(s->hd.has_pkt_ts)};
+        if (pc_grow_cols(&s->hd.cap, s->hd.n + 1, cols, 6) < 0)
             return pf_nomem(r);
         dump = (uint32_t)s->hd.n++;
         s->hd.pid[dump] = pid;
         s->hd.heap[dump] = heap;
         s->hd.ts[dump] = ts;
         s->hd.has_ts[dump] = (uint8_t)has_ts;
+        s->hd.has_pkt_ts[dump] = !has_ts && pk->has_ts &&
+                                 packet_time(r, s, pk, &s->hd.pkt_ts[dump]) == 0;
     }
     while ((got = pb_next(pr, &f)) > 0)
         if (f.number == 2) {
@@ -1458,62 +1459,83 @@ static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s)
 }
 
 /* A dump is complete: its samples' callstacks can be resolved now that
- * the interned data that followed them has arrived. */
+ * the interned data that followed them has arrived.  The chain's dumps
+ * are taken in order, and each states the totals of every callsite its
+ * process's heap has had so far. */
 static int heap_dump_end(pf_reader *r, pf_seq *s)
 {
     pc_profile *p = r->p;
-    uint32_t *model_dump = malloc((s->hd.n + 1) * sizeof *model_dump);
-    uint64_t *when = malloc((s->hd.n + 1) * sizeof *when);
-    uint32_t *thread = malloc((s->hd.n + 1) * sizeof *thread);
-    if (!model_dump || !when || !thread) {
-        free(model_dump);
-        free(when);
-        free(thread);
-        return pf_nomem(r);
+    size_t nd = s->hd.n, ns = s->hs.n;
+    /* Samples by dump (a counting sort: continued packets interleave the
+     * dumps of several processes). */
+    size_t *start = calloc(nd + 2, sizeof *start);
+    uint32_t *order = malloc((ns + 1) * sizeof *order);
+    int status = PC_OK;
+    if (!start || !order) {
+        status = pf_nomem(r);
+        goto done;
     }
-    for (size_t d = 0; d < s->hd.n; d++) {
-        model_dump[d] = PC_NONE;
+    for (size_t i = 0; i < ns; i++)
+        start[s->hs.dump[i] + 2]++;
+    for (size_t d = 0; d < nd; d++)
+        start[d + 2] += start[d + 1];
+    for (size_t i = 0; i < ns; i++)
+        order[start[s->hs.dump[i] + 1]++] = (uint32_t)i;
+    for (size_t d = 0; d < nd && !p->oom; d++) {
+        uint64_t when = 0;
         /* Dump times are on CLOCK_MONOTONIC_COARSE; a dump whose time
          * cannot be converted is left out, as trace_processor does. */
         if (s->hd.has_ts[d] &&
-            to_trace_time(r, PF_CLOCK_MONOTONIC_COARSE, s->id, s->hd.ts[d], &when[d]) < 0) {
+            to_trace_time(r, PF_CLOCK_MONOTONIC_COARSE, s->id, s->hd.ts[d], &when) < 0) {
             r->st.heap_no_clock++;
             continue;
         }
-        if (!s->hd.has_ts[d])
-            when[d] = 0;
-        thread[d] = thread_of(r, s->hd.pid[d], s->hd.pid[d]);
-        model_dump[d] = (uint32_t)p->heap.n_dumps++;
-    }
-    for (size_t i = 0; i < s->hs.n; i++) {
-        uint32_t d = s->hs.dump[i];
-        if (model_dump[d] == PC_NONE)
-            continue;
-        uint32_t stack;
-        if (stack_of(r, s, s->hs.callstack[i], PC_NONE, &stack) < 0) {
-            if (p->oom)
-                break;
-            r->st.heap_unresolved++;
-            continue;
+        /* Without a time of its own, a dump is placed at its packet's. */
+        if (!s->hd.has_ts[d] && s->hd.has_pkt_ts[d])
+            when = s->hd.pkt_ts[d];
+        int64_t pid = s->hd.pid[d];
+        uint32_t heap = s->hd.heap[d];
+        for (size_t k = start[d]; k < start[d + 1]; k++) {
+            uint32_t i = order[k], stack;
+            if (stack_of(r, s, s->hs.callstack[i], PC_NONE, &stack) < 0) {
+                if (p->oom)
+                    break;
+                r->st.heap_unresolved++;
+                continue;
+            }
+            /* An allocation with no frames has no callsite to charge it
+             * to; trace_processor drops it too. */
+            if (stack == PC_NONE) {
+                r->st.heap_empty++;
+                continue;
+            }
+            if (pf_heap_totals_add(&s->totals, pid, heap, stack, s->hs.callstack[i],
+                                   &s->hs.val[i]) == PC_NONE) {
+                status = pf_nomem(r);
+                goto done;
+            }
         }
-        /* An allocation with no frames has no callsite to charge it to;
-         * trace_processor drops it too. */
-        if (stack == PC_NONE) {
-            r->st.heap_empty++;
-            continue;
+        uint32_t thread = thread_of(r, pid, pid);
+        uint32_t dump = (uint32_t)p->heap.n_dumps++;
+        const pf_heap_totals *h = &s->totals;
+        for (uint32_t i = pf_heap_first_site(h, pid, heap); i != PC_NONE && !p->oom;
+             i = h->site.next[i]) {
+            const uint64_t *v = h->site.total[i].v;
+            if (v[PF_ALLOC] | v[PF_FREED] | v[PF_ALLOC_COUNT] | v[PF_FREE_COUNT])
+                pc_add_heap(p, thread, heap, dump, when, h->site.stack[i], v[PF_ALLOC],
+                            v[PF_FREED], v[PF_ALLOC_COUNT], v[PF_FREE_COUNT]);
         }
-        pc_add_heap(p, thread[d], s->hd.heap[d], model_dump[d], when[d], stack,
-                    s->hs.alloc[i], s->hs.freed[i], s->hs.alloc_count[i],
-                    s->hs.free_count[i]);
     }
-    free(model_dump);
-    free(when);
-    free(thread);
+    if (p->oom)
+        status = pf_nomem(r);
+done:
+    free(start);
+    free(order);
     s->hs.n = 0;
     s->hd.n = 0;
     s->in_dump = 0;
     pf_interned_clear(&s->local);
-    return p->oom ? pf_nomem(r) : PC_OK;
+    return status;
 }
 
 static int on_profile_packet(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *pk)
@@ -1547,7 +1569,7 @@ static int on_profile_packet(pf_reader *r, pb_reader *pr, pf_seq *s, const packe
         if (f.number == 5) {
             pb_reader sub;
             pb_reader_sub(pr, &f, &sub);
-            if (heap_dump(r, &sub, s) != PC_OK)
+            if (heap_dump(r, &sub, s, pk) != PC_OK)
                 return r->err->status;
         }
     if (got < 0)

@@ -578,6 +578,103 @@ TEST(perfetto_heap_dumps)
     pb_buf_free(&b);
 }
 
+/* heapprofd forgets a callstack whose allocations are all freed and gives
+ * it a new id, counting from zero, if it allocates again; dumps in between
+ * lack it.  Each dump still states every callsite's totals since the
+ * start, as trace_processor computes them. */
+TEST(perfetto_heap_running_totals)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    process_tree(&b);
+    size_t hd;
+    /* Dump 1 (1 ms): main;malloc 1000, main;decode 500 allocated and freed. */
+    heap_marks m = heap_open(&b, 0, 0);
+    heap_dump_header(&b, 1000000, &hd);
+    heap_sample(&b, 1, 1000, 0);
+    heap_sample(&b, 2, 500, 500);
+    pb_end(&b, hd);
+    pb_end(&b, m.pp);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    pfe_str(&b, PFE_FUNCTION_NAMES, 1, "main");
+    pfe_str(&b, PFE_FUNCTION_NAMES, 2, "malloc");
+    pfe_str(&b, PFE_FUNCTION_NAMES, 3, "decode");
+    pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 1);
+    pfe_frame(&b, PFE_FRAMES, 2, 2, 0, 2);
+    pfe_frame(&b, PFE_FRAMES, 3, 3, 0, 3);
+    uint64_t s1[] = {1, 2}, s2[] = {1, 3};
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, s1, 2, 0);
+    pfe_callstack(&b, PFE_CALLSTACKS, 2, s2, 2, 0);
+    pb_end(&b, in);
+    pb_end(&b, m.pk);
+    /* Dump 2 (2 ms): callstack 2 is gone; main;decode is back as 3. */
+    m = heap_open(&b, 1, 0);
+    heap_dump_header(&b, 2000000, &hd);
+    heap_sample(&b, 1, 1500, 0);
+    heap_sample(&b, 3, 200, 0);
+    pb_end(&b, hd);
+    pb_end(&b, m.pp);
+    in = pb_begin(&b, PFE_INTERNED);
+    pfe_callstack(&b, PFE_CALLSTACKS, 3, s2, 2, 0);
+    pb_end(&b, in);
+    pb_end(&b, m.pk);
+    static const char *const want[] = {
+        "main;malloc 1000/0 10/0, main;decode 500/500 5/5",
+        "main;malloc 1500/0 15/0, main;decode 700/500 7/5",
+    };
+    for (int dump = 1; dump <= 2; dump++) {
+        t_case("perfetto_heap_running_totals: dump %d", dump);
+        pc_options o;
+        pc_options_init(&o);
+        o.heap_dump = dump;
+        pc_profile *p = convert_buf(&b, &o);
+        if (!p)
+            continue;
+        char got[512] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < p->heap.n; i++) {
+            used += (size_t)snprintf(got + used, sizeof got - used,
+                                     "%s%s %" PRIu64 "/%" PRIu64 " %" PRIu64 "/%" PRIu64,
+                                     i ? ", " : "", stack_text(p, p->heap.stack[i]),
+                                     p->heap.alloc[i], p->heap.freed[i], p->heap.alloc_count[i],
+                                     p->heap.free_count[i]);
+            T_EQ_INT(p->heap.time[i], BOOT_AHEAD + (uint64_t)dump * 1000000);
+        }
+        T_EQ_STR(got, want[dump - 1]);
+        pc_profile_free(p);
+    }
+    pb_buf_free(&b);
+}
+
+/* Android Q's dumps have no time of their own: they take their packet's. */
+TEST(perfetto_heap_dump_without_time)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    heap_marks m = heap_open(&b, 0, 0);
+    size_t hd = pb_begin(&b, 5);
+    pb_uint(&b, 1, 100);
+    heap_sample(&b, 1, 64, 0);
+    pb_end(&b, hd);
+    pb_end(&b, m.pp);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    uint64_t frames[] = {1};
+    pfe_str(&b, PFE_FUNCTION_NAMES, 1, "main");
+    pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 1);
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, 1, 0);
+    pb_end(&b, in);
+    pb_uint(&b, PFE_TIMESTAMP, 1000000123);
+    pb_end(&b, m.pk);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        T_EQ_INT(p->heap.n, 1);
+        if (p->heap.n == 1)
+            T_EQ_INT(p->heap.time[0], 1000000123);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
 /* Android Q wrote its tables inside the ProfilePacket: one string table
  * for names, paths and build ids. */
 TEST(perfetto_heap_packet_tables)
