@@ -1358,7 +1358,8 @@ static int on_profile_tables(pf_reader *r, pb_reader *pr, const pb_field *f, pf_
     return PC_OK;
 }
 
-static int heap_sample(pf_reader *r, pb_reader *pr, pf_seq *s, uint32_t dump)
+static int heap_sample(pf_reader *r, pb_reader *pr, pf_seq *s, uint32_t dump,
+                       int max_count_ok)
 {
     static const uint8_t ex[] = {ANY, V, V, V, V, V, V, ANY, V, V};
     pb_field f;
@@ -1382,10 +1383,11 @@ static int heap_sample(pf_reader *r, pb_reader *pr, pf_seq *s, uint32_t dump)
     if (got < 0)
         return r->err->status;
     /* In dump_at_max mode the peak is all there is: shown as allocated
-     * and never freed. */
+     * and never freed.  Its count is only right in dumps that state
+     * orig_sampling_interval_bytes (older heapprofd got it wrong). */
     if (!has_alloc && has_max) {
         alloc = max;
-        ac = max_count;
+        ac = max_count_ok ? max_count : 0;
         freed = fc = 0;
     }
     struct pc_col cols[] = {PC_COL(s->hs.callstack), PC_COL(s->hs.val), PC_COL(s->hs.dump)};
@@ -1405,7 +1407,7 @@ static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *pk)
     int got;
     int64_t pid = 0;
     uint64_t ts = 0;
-    int has_ts = 0, flagged = 0;
+    int has_ts = 0, flagged = 0, max_count_ok = 0;
     uint32_t heap = PC_NONE;
     /* The header fields first: samples may precede them in the bytes. */
     pb_reader scan = *pr;
@@ -1417,6 +1419,7 @@ static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *pk)
         case 1: pid = (int64_t)f.value; break;
         case 4: case 6: case 7: case 8: case 10: case 14: flagged |= f.value != 0; break;
         case 9: ts = f.value; has_ts = 1; break;
+        case 13: max_count_ok = f.value != 0; break;
         case 11:
             if ((heap = pc_intern(r->p, f.data, f.len)) == PC_NONE)
                 return pf_nomem(r);
@@ -1452,7 +1455,7 @@ static int heap_dump(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *pk)
         if (f.number == 2) {
             pb_reader sub;
             pb_reader_sub(pr, &f, &sub);
-            if (heap_sample(r, &sub, s, dump) != PC_OK)
+            if (heap_sample(r, &sub, s, dump, max_count_ok) != PC_OK)
                 return r->err->status;
         }
     return got < 0 ? wire_fail(r, pr, "ProcessHeapSamples") : PC_OK;

@@ -646,6 +646,48 @@ TEST(perfetto_heap_running_totals)
     pb_buf_free(&b);
 }
 
+/* dump_at_max dumps give only the peak (self_max, self_max_count): shown
+ * as allocated; the count only when orig_sampling_interval_bytes is set. */
+TEST(perfetto_heap_dump_at_max)
+{
+    for (int orig = 0; orig <= 1; orig++) {
+        t_case("perfetto_heap_dump_at_max: orig_sampling_interval_bytes %s",
+               orig ? "set" : "absent");
+        pb_buf b = {0};
+        snapshot(&b, 0);
+        heap_marks m = heap_open(&b, 0, 0);
+        size_t hd;
+        heap_dump_header(&b, 1000000, &hd);
+        if (orig)
+            pb_uint(&b, 13, 4096);
+        size_t smp = pb_begin(&b, 2);
+        pb_uint(&b, 1, 1);
+        pb_uint(&b, 8, 7000);
+        pb_uint(&b, 9, 3);
+        pb_end(&b, smp);
+        pb_end(&b, hd);
+        pb_end(&b, m.pp);
+        size_t in = pb_begin(&b, PFE_INTERNED);
+        uint64_t frames[] = {1};
+        pfe_str(&b, PFE_FUNCTION_NAMES, 1, "main");
+        pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 1);
+        pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, 1, 0);
+        pb_end(&b, in);
+        pb_end(&b, m.pk);
+        pc_profile *p = convert_buf(&b, NULL);
+        if (p) {
+            T_EQ_INT(p->heap.n, 1);
+            if (p->heap.n == 1) {
+                T_EQ_INT(p->heap.alloc[0], 7000);
+                T_EQ_INT(p->heap.freed[0], 0);
+                T_EQ_INT(p->heap.alloc_count[0], orig ? 3 : 0);
+            }
+        }
+        pc_profile_free(p);
+        pb_buf_free(&b);
+    }
+}
+
 /* Android Q's dumps have no time of their own: they take their packet's. */
 TEST(perfetto_heap_dump_without_time)
 {

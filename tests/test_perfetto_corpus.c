@@ -652,21 +652,7 @@ static void ck_empty_callstack(const dt *c)
  * (allocations positive, frees negative); the model keeps each dump's
  * running totals.  So the totals of dump n of a heap are the sums of its
  * rows up to its n-th timestamp, and the callsites are the same. */
-static void heap_allocations(const dt *c, int counts);
-
 static void ck_heap_allocations(const dt *c)
-{
-    heap_allocations(c, 1);
-}
-
-/* Legacy dump_at_max dumps (no orig_sampling_interval_bytes): the counts
- * trace_processor shows are 0, here self_max_count is kept. */
-static void ck_heap_sizes(const dt *c)
-{
-    heap_allocations(c, 0);
-}
-
-static void heap_allocations(const dt *c, int counts)
 {
     char path[600];
     dt_path(c, "trace.pb", path, sizeof path);
@@ -707,10 +693,8 @@ static void heap_allocations(const dt *c, int counts)
         T_EQ_INT(s.dumps, 1);
         T_EQ_INT(s.alloc, alloc);
         T_EQ_INT(s.freed, freed);
-        if (counts) {
-            T_EQ_INT(s.alloc_count, nalloc);
-            T_EQ_INT(s.free_count, nfree);
-        }
+        T_EQ_INT(s.alloc_count, nalloc);
+        T_EQ_INT(s.free_count, nfree);
         pc_profile_free(p);
     }
     /* Callsites: distinct callsite ids, distinct stacks. */
@@ -950,9 +934,8 @@ static const dt_case cases[] = {
     {"parser/profiling/ProfilingHeapProfiling.heap_profile_dump_max", ck_heap_allocations,
      "the dump has no time of its own: trace_processor puts it at -10 (0 on its clock), "
      "here it takes its packet's time (10)"},
-    {"parser/profiling/ProfilingHeapProfiling.heap_profile_dump_max_legacy", ck_heap_sizes,
-     "sizes only: for legacy dumps trace_processor shows no counts; the dump time "
-     "differs as in heap_profile_dump_max"},
+    {"parser/profiling/ProfilingHeapProfiling.heap_profile_dump_max_legacy", ck_heap_allocations,
+     "the dump time differs as in heap_profile_dump_max"},
     {"parser/profiling/ProfilingHeapProfiling.heap_profile_intervals", ck_heap_intervals, NULL},
     {"parser/profiling/ProfilingHeapProfiling.heap_profile_intervals_frees", ck_heap_intervals,
      NULL},
