@@ -14,15 +14,20 @@ ifeq ($(SAN),1)
 BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 OPT := -O1 -g
+STDCXX := -lstdc++
 else
 BUILD := build
 SANFLAGS :=
+# Only the C++ runtime's demangler is used: linked in statically, it
+# spares every run the loading of the whole shared C++ runtime (1.4 ms of
+# a 7 ms start here).  The sanitizers want the shared one.
+STDCXX := -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 endif
 
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
              -Iinclude -Isrc $(OPT) $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
-LDLIBS_ALL = -lisal -lzstd -lz -lstdc++ -lm $(LDLIBS)
+LDLIBS_ALL = -lisal -lzstd -lz $(STDCXX) -lm $(LDLIBS)
 
 LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
 LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
