@@ -995,7 +995,7 @@ static int on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *
         return PC_OK;
     }
     pc_profile *p = r->p;
-    uint16_t ev;
+    uint16_t ev = PF_NO_EVENT;
     int64_t weight = 1;
     const char *base = s->event_name == PC_NONE ? "cpu-clock" : pc_str(&p->str, s->event_name);
     if (has_count || s->nominal) {

@@ -500,10 +500,14 @@ static void ck_inline_positions(const dt *c)
     char chain[1024] = "";
     T_CHECK(c->want.rows > 0);
     for (size_t r = 0; r < c->want.rows; r++) {
-        char tmp[1024];
-        snprintf(tmp, sizeof tmp, "%s%s%s", csv_get(&c->want, r, "deobfuscated_name"),
-                 chain[0] ? ";" : "", chain);
-        strcpy(chain, tmp);
+        char tmp[2048];
+        const char *name = csv_get(&c->want, r, "deobfuscated_name");
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s%s%s", name ? name : "", chain[0] ? ";" : "",
+                             chain) >= sizeof chain) {
+            t_fail(__FILE__, __LINE__, "chain too long");
+            break;
+        }
+        memcpy(chain, tmp, strlen(tmp) + 1);
         if (csv_int(&c->want, r, "inlined") == 0) {
             if (!strstr(stacks, chain))
                 t_fail(__FILE__, __LINE__, "no stack holds the chain %s", chain);
