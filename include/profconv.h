@@ -191,6 +191,13 @@ enum pc_format {
     PC_FORMAT_GECKO = 1,    /* Firefox Profiler Gecko JSON */
     PC_FORMAT_FIREFOX = 2,  /* Firefox Profiler processed JSON: weights,
                                fast loading */
+    PC_FORMAT_FOLDED = 3,   /* folded stacks: "root;...;leaf value" lines */
+};
+
+/* What folded lines start with (bits; 0: the stack alone). */
+enum pc_folded_prefix {
+    PC_FOLDED_PROCESS = 1,  /* the process's name */
+    PC_FOLDED_THREAD = 2,   /* the thread's name */
 };
 
 typedef struct pc_write_options {
@@ -198,17 +205,25 @@ typedef struct pc_write_options {
     int gzip;        /* 1: one gzip member around the output */
     int gzip_level;  /* 1 (fast, the default) .. 9 (small); 1-3 use ISA-L's
                         igzip, 4-9 zlib */
+    /* Folded stacks: the prefix (enum pc_folded_prefix bits, default
+     * PC_FOLDED_THREAD); count samples instead of summing their weights
+     * (for heap profiles: allocations instead of bytes); mark kernel and
+     * JIT frames with FlameGraph's "_[k]" and "_[j]". */
+    int folded_prefix;
+    int folded_counts;
+    int folded_annotate;
 } pc_write_options;
 
 /* Fills o with the defaults: processed Firefox format, no gzip, level 1. */
 void pc_write_options_init(pc_write_options *o);
 
-/* Returns the enum pc_format named by name ("firefox", "gecko"), or
- * PC_FORMAT_NONE. */
+/* Returns the enum pc_format named by name ("firefox", "gecko",
+ * "folded"), or PC_FORMAT_NONE. */
 int pc_format_by_name(const char *name);
 
 /* Guesses format and gzip from an output file name: ".json" and
- * ".json.gz" mean the processed Firefox format.  Returns the format, or
+ * ".json.gz" mean the processed Firefox format, ".folded" (also with
+ * ".gz") folded stacks.  Returns the format, or
  * PC_FORMAT_NONE when the name says nothing; *gzip is set to 1 when the
  * name ends in ".gz". */
 int pc_format_from_path(const char *path, int *gzip);

@@ -25,6 +25,7 @@ void pc_write_options_init(pc_write_options *o)
     memset(o, 0, sizeof *o);
     o->format = PC_FORMAT_FIREFOX;
     o->gzip_level = 1;
+    o->folded_prefix = PC_FOLDED_THREAD;
 }
 
 static int read_any(pc_input *in, pc_profile *p, const pc_options *o,
@@ -126,6 +127,8 @@ int pc_format_by_name(const char *name)
         return PC_FORMAT_GECKO;
     if (strcmp(name, "firefox") == 0)
         return PC_FORMAT_FIREFOX;
+    if (strcmp(name, "folded") == 0)
+        return PC_FORMAT_FOLDED;
     return PC_FORMAT_NONE;
 }
 
@@ -140,6 +143,8 @@ int pc_format_from_path(const char *path, int *gzip)
     *gzip = ends_with(path, ".gz");
     if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
         return PC_FORMAT_FIREFOX;
+    if (ends_with(path, ".folded") || ends_with(path, ".folded.gz"))
+        return PC_FORMAT_FOLDED;
     return PC_FORMAT_NONE;
 }
 
@@ -159,6 +164,8 @@ static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
         return pc_write_gecko(p, s, err);
     case PC_FORMAT_FIREFOX:
         return pc_write_processed(p, s, err);
+    case PC_FORMAT_FOLDED:
+        return pc_write_folded(p, o, s, err);
     }
     return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
 }

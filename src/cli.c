@@ -27,12 +27,23 @@ static const char usage_text[] =
 "                        in the current directory (standard output when the\n"
 "                        input is standard input).     e.g. -o app.json.gz\n"
 "  -t, --to FORMAT       output format: firefox (the Firefox Profiler's\n"
-"                        processed format: sample weights, fast loading) or\n"
+"                        processed format: sample weights, fast loading),\n"
 "                        gecko (its Gecko format, read by every version of the\n"
-"                        profiler, without weights).  Default: firefox.\n"
+"                        profiler, without weights) or folded (folded stacks\n"
+"                        for FlameGraph, inferno, speedscope; the default for\n"
+"                        names ending in .folded).  Default: firefox.\n"
 "                                                     e.g. --to gecko\n"
 "      --gzip, --no-gzip compress the output with gzip, or not.  Default: gzip\n"
 "                        when the output name ends in .gz.   e.g. -o - --gzip\n"
+"      --folded-prefix WHAT\n"
+"                        what folded lines start with: none, process, thread\n"
+"                        or process,thread.  Default: thread (heap profiles:\n"
+"                        the process).            e.g. --folded-prefix none\n"
+"      --folded-value WHAT\n"
+"                        weight (the samples' time or period, a heap's bytes;\n"
+"                        the default) or count (samples, allocations).\n"
+"      --folded-annotate mark kernel frames _[k] and JIT frames _[j], as\n"
+"                        FlameGraph's flamegraph.pl colours them.\n"
 "      --markers, --no-markers\n"
 "                        mark each thread's on- and off-CPU intervals from\n"
 "                        the recording's context switches (default: on).\n"
@@ -146,7 +157,30 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* "dir/perf.trace.gz" -> "perf.json.gz" (malloc'd). */
-static char *default_output(const char *input)
+/* The bits of a --folded-prefix value: none, or a comma-separated list
+ * of process and thread; -1 if malformed. */
+static int parse_prefix(const char *arg)
+{
+    if (strcmp(arg, "none") == 0)
+        return 0;
+    int bits = 0;
+    for (const char *s = arg; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n == 7 && strncmp(s, "process", 7) == 0)
+            bits |= PC_FOLDED_PROCESS;
+        else if (n == 6 && strncmp(s, "thread", 6) == 0)
+            bits |= PC_FOLDED_THREAD;
+        else
+            return -1;
+        s += n;
+        if (*s == ',' && *++s == 0)
+            return -1;
+    }
+    return bits ? bits : -1;
+}
+
+/* The input's name with its extension replaced by the format's. */
+static char *default_output(const char *input, const char *ext)
 {
     const char *base = strrchr(input, '/');
     base = base ? base + 1 : input;
@@ -160,9 +194,10 @@ static char *default_output(const char *input)
             break;
         }
     }
-    char *out = malloc(n + 9);
+    size_t size = n + strlen(ext) + 1;
+    char *out = malloc(size);
     if (out)
-        snprintf(out, n + 9, "%.*s.json.gz", (int)n, base);
+        snprintf(out, size, "%.*s%s", (int)n, base, ext);
     return out;
 }
 
@@ -274,7 +309,7 @@ enum {
     OPT_EXCLUDE_PROCESS_NAME, OPT_THREAD_NAME, OPT_EXCLUDE_THREAD_NAME,
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
-    OPT_HEAP, OPT_HEAP_DUMP,
+    OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
 };
 
 int main(int argc, char **argv)
@@ -311,6 +346,9 @@ int main(int argc, char **argv)
         {"percpu", no_argument, NULL, OPT_PERCPU},
         {"heap", required_argument, NULL, OPT_HEAP},
         {"heap-dump", required_argument, NULL, OPT_HEAP_DUMP},
+        {"folded-prefix", required_argument, NULL, OPT_FOLDED_PREFIX},
+        {"folded-value", required_argument, NULL, OPT_FOLDED_VALUE},
+        {"folded-annotate", no_argument, NULL, OPT_FOLDED_ANNOTATE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -397,6 +435,23 @@ int main(int argc, char **argv)
             opt.heap_dump = (int)v;
             break;
         }
+        case OPT_FOLDED_PREFIX: {
+            int bits = parse_prefix(optarg);
+            if (bits < 0)
+                return usage_error("--folded-prefix takes none, process, thread or "
+                                   "process,thread, not '%s'", optarg);
+            wopt.folded_prefix = bits;
+            break;
+        }
+        case OPT_FOLDED_VALUE:
+            if (strcmp(optarg, "weight") == 0)
+                wopt.folded_counts = 0;
+            else if (strcmp(optarg, "count") == 0)
+                wopt.folded_counts = 1;
+            else
+                return usage_error("--folded-value takes weight or count, not '%s'", optarg);
+            break;
+        case OPT_FOLDED_ANNOTATE: wopt.folded_annotate = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
@@ -425,18 +480,17 @@ int main(int argc, char **argv)
     opt.remove_methods = (pc_strings){remove_methods.v, remove_methods.n};
 
     char *owned = NULL;
+    if (to && (wopt.format = pc_format_by_name(to)) == PC_FORMAT_NONE)
+        return usage_error("unknown output format '%s' (known: firefox, gecko, folded)", to);
     if (!output) {
-        output = strcmp(input, "-") == 0 ? "-" : (owned = default_output(input));
+        const char *ext = to && wopt.format == PC_FORMAT_FOLDED ? ".folded" : ".json.gz";
+        output = strcmp(input, "-") == 0 ? "-" : (owned = default_output(input, ext));
         if (!output)
             out_of_memory();
     }
     int name_gzip = 0, name_format = pc_format_from_path(output, &name_gzip);
     if (to) {
-        wopt.format = pc_format_by_name(to);
-        if (wopt.format == PC_FORMAT_NONE) {
-            free(owned);
-            return usage_error("unknown output format '%s' (known: firefox, gecko)", to);
-        }
+        /* The format named by --to. */
     } else if (name_format != PC_FORMAT_NONE) {
         wopt.format = name_format;
     }

@@ -10,6 +10,7 @@
 
 int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
+int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 
 /* Model frames and stacks merged into what the Firefox Profiler's formats
  * express: its frames carry no address, so model frames of one function
@@ -40,6 +41,11 @@ void pc_jw_product(jw *w, const pc_profile *p);
 /* The name of thread t's process: the name the input gave it, else its
  * main thread's (main is main_of[t] from pc_thread_order), or PC_NONE. */
 uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main);
+
+/* Heap row i's bytes, and its allocation count, under the measure the
+ * profile shows (meta.heap_measure). */
+uint64_t pc_heap_value(const pc_profile *p, size_t i);
+uint64_t pc_heap_count(const pc_profile *p, size_t i);
 
 /* First and last time of each thread's samples and markers (UINT64_MAX and
  * 0 for a thread with neither). */

@@ -170,3 +170,22 @@ uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main)
         name = p->thread.name[main];
     return name;
 }
+
+uint64_t pc_heap_value(const pc_profile *p, size_t i)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return p->heap.alloc[i];
+    case PC_HEAP_FREED: return p->heap.freed[i];
+    }
+    return p->heap.alloc[i] > p->heap.freed[i] ? p->heap.alloc[i] - p->heap.freed[i] : 0;
+}
+
+uint64_t pc_heap_count(const pc_profile *p, size_t i)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return p->heap.alloc_count[i];
+    case PC_HEAP_FREED: return p->heap.free_count[i];
+    }
+    return p->heap.alloc_count[i] > p->heap.free_count[i]
+               ? p->heap.alloc_count[i] - p->heap.free_count[i] : 0;
+}

@@ -653,15 +653,6 @@ static int heap_order(const pc_profile *p, uint32_t **order, size_t **first)
     return 0;
 }
 
-static uint64_t heap_value(const pc_profile *p, size_t i)
-{
-    switch (p->meta.heap_measure) {
-    case PC_HEAP_ALLOCATED: return p->heap.alloc[i];
-    case PC_HEAP_FREED: return p->heap.freed[i];
-    }
-    return p->heap.alloc[i] > p->heap.freed[i] ? p->heap.alloc[i] - p->heap.freed[i] : 0;
-}
-
 static const char *heap_measure_label(const pc_profile *p)
 {
     switch (p->meta.heap_measure) {
@@ -689,7 +680,7 @@ static void write_native_allocations(jw *w, const pc_profile *p, const pc_merged
     jw_key(w, "time");
     jw_arr(w);
     for (size_t j = k->h0; j < k->h0 + k->hn; j++)
-        if (heap_value(p, horder[j])) {
+        if (pc_heap_value(p, horder[j])) {
             jw_ms(w, p->heap.time[horder[j]] - start);
             n++;
         }
@@ -697,8 +688,8 @@ static void write_native_allocations(jw *w, const pc_profile *p, const pc_merged
     jw_key(w, "weight");
     jw_arr(w);
     for (size_t j = k->h0; j < k->h0 + k->hn; j++)
-        if (heap_value(p, horder[j]))
-            jw_uint(w, heap_value(p, horder[j]));
+        if (pc_heap_value(p, horder[j]))
+            jw_uint(w, pc_heap_value(p, horder[j]));
     jw_arr_end(w);
     jw_key(w, "weightType");
     jw_cstr(w, "bytes");
@@ -706,7 +697,7 @@ static void write_native_allocations(jw *w, const pc_profile *p, const pc_merged
     jw_arr(w);
     for (size_t j = k->h0; j < k->h0 + k->hn; j++) {
         uint32_t i = horder[j];
-        if (heap_value(p, i))
+        if (pc_heap_value(p, i))
             write_index_or_null(w, p->heap.stack[i] == PC_NONE
                                        ? PC_NONE
                                        : u->stack_idx[m->gs_of_stack[p->heap.stack[i]]]);

@@ -183,7 +183,11 @@ TEST(cli_usage_errors)
         {{"-o", NULL}, "profconv: option '-o' needs a value\n"},
         {{"--remove-gaps", "-1", "x", NULL}, "--remove-gaps needs a number >= 0, not '-1'"},
         {{"--remove-gaps", "3x", "x", NULL}, "not '3x'"},
-        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: firefox, gecko)"},
+        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: firefox, gecko, folded)"},
+        {{"--folded-prefix", "pid", "x", NULL},
+         "--folded-prefix takes none, process, thread or process,thread, not 'pid'"},
+        {{"--folded-prefix", "process,", "x", NULL}, "not 'process,'"},
+        {{"--folded-value", "bytes", "x", NULL}, "--folded-value takes weight or count, not 'bytes'"},
         {{"a", "b", NULL}, "only one input file is accepted ('b' is extra)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -332,6 +336,39 @@ TEST(cli_gecko_format)
     T_EQ_INT(r.status, 0);
     T_CHECK(r.out && strstr((char *)r.out, "\"stringTable\":[") &&
             !strstr((char *)r.out, "preprocessedProfileVersion"));
+    free(r.out);
+}
+
+/* Folded stacks: --to folded names its default output .folded; a
+ * .folded name asks for them; the options reach the writer. */
+TEST(cli_folded_format)
+{
+    run_result r;
+    run(&r, t_tmpdir(), NULL, (const char *[]){"-q", "--to", "folded", fixture_file(), NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    size_t len;
+    /* fx.trace gives fx.folded. */
+    char *text = (char *)t_read_file(tmp_path("fx.folded"), &len);
+    text = text ? realloc(text, len + 1) : NULL;
+    if (text)
+        text[len] = 0;
+    T_CONTAINS(text, "\nglibc_prog;java.lang.Thread.run;libc.so.6+0x99 1998\n");
+    free(text);
+    unsigned char *d;
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "-o", tmp_path("x.folded.gz"),
+                                         "--folded-prefix", "none", "--folded-value", "count",
+                                         "--folded-annotate", NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    d = raw_file(tmp_path("x.folded.gz"), &len);
+    T_CHECK(d && len > 2 && d[0] == 0x1f && d[1] == 0x8b);
+    free(d);
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "-o", "-", "--to", "folded",
+                                         "--folded-prefix", "none", "--folded-value", "count",
+                                         "--folded-annotate", NULL});
+    T_EQ_INT(r.status, 0);
+    T_CHECK(r.out && strstr((char *)r.out, "\njava.lang.String.equals_[j];libc.so.6+0x1a2b 1\n"));
     free(r.out);
 }
 
