@@ -192,6 +192,8 @@ enum pc_format {
     PC_FORMAT_FIREFOX = 2,  /* Firefox Profiler processed JSON: weights,
                                fast loading */
     PC_FORMAT_FOLDED = 3,   /* folded stacks: "root;...;leaf value" lines */
+    PC_FORMAT_PPROF = 4,    /* pprof's profile.proto (gzip it: pprof's tools
+                               expect .pb.gz) */
 };
 
 /* What folded lines start with (bits; 0: the stack alone). */
@@ -218,12 +220,12 @@ typedef struct pc_write_options {
 void pc_write_options_init(pc_write_options *o);
 
 /* Returns the enum pc_format named by name ("firefox", "gecko",
- * "folded"), or PC_FORMAT_NONE. */
+ * "folded", "pprof"), or PC_FORMAT_NONE. */
 int pc_format_by_name(const char *name);
 
 /* Guesses format and gzip from an output file name: ".json" and
  * ".json.gz" mean the processed Firefox format, ".folded" (also with
- * ".gz") folded stacks.  Returns the format, or
+ * ".gz") folded stacks, ".pb.gz" and ".pprof" pprof.  Returns the format, or
  * PC_FORMAT_NONE when the name says nothing; *gzip is set to 1 when the
  * name ends in ".gz". */
 int pc_format_from_path(const char *path, int *gzip);

@@ -129,6 +129,8 @@ int pc_format_by_name(const char *name)
         return PC_FORMAT_FIREFOX;
     if (strcmp(name, "folded") == 0)
         return PC_FORMAT_FOLDED;
+    if (strcmp(name, "pprof") == 0)
+        return PC_FORMAT_PPROF;
     return PC_FORMAT_NONE;
 }
 
@@ -145,6 +147,8 @@ int pc_format_from_path(const char *path, int *gzip)
         return PC_FORMAT_FIREFOX;
     if (ends_with(path, ".folded") || ends_with(path, ".folded.gz"))
         return PC_FORMAT_FOLDED;
+    if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pprof.gz"))
+        return PC_FORMAT_PPROF;
     return PC_FORMAT_NONE;
 }
 
@@ -166,6 +170,8 @@ static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
         return pc_write_processed(p, s, err);
     case PC_FORMAT_FOLDED:
         return pc_write_folded(p, o, s, err);
+    case PC_FORMAT_PPROF:
+        return pc_write_pprof(p, s, err);
     }
     return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
 }

@@ -29,9 +29,11 @@ static const char usage_text[] =
 "  -t, --to FORMAT       output format: firefox (the Firefox Profiler's\n"
 "                        processed format: sample weights, fast loading),\n"
 "                        gecko (its Gecko format, read by every version of the\n"
-"                        profiler, without weights) or folded (folded stacks\n"
+"                        profiler, without weights), folded (folded stacks\n"
 "                        for FlameGraph, inferno, speedscope; the default for\n"
-"                        names ending in .folded).  Default: firefox.\n"
+"                        names ending in .folded) or pprof (for go tool pprof;\n"
+"                        the default for .pb.gz and .pprof names; gzipped\n"
+"                        unless the name says otherwise).  Default: firefox.\n"
 "                                                     e.g. --to gecko\n"
 "      --gzip, --no-gzip compress the output with gzip, or not.  Default: gzip\n"
 "                        when the output name ends in .gz.   e.g. -o - --gzip\n"
@@ -481,9 +483,13 @@ int main(int argc, char **argv)
 
     char *owned = NULL;
     if (to && (wopt.format = pc_format_by_name(to)) == PC_FORMAT_NONE)
-        return usage_error("unknown output format '%s' (known: firefox, gecko, folded)", to);
+        return usage_error("unknown output format '%s' (known: firefox, gecko, folded, pprof)",
+                           to);
     if (!output) {
-        const char *ext = to && wopt.format == PC_FORMAT_FOLDED ? ".folded" : ".json.gz";
+        const char *ext = !to                               ? ".json.gz"
+                          : wopt.format == PC_FORMAT_FOLDED ? ".folded"
+                          : wopt.format == PC_FORMAT_PPROF  ? ".pb.gz"
+                                                            : ".json.gz";
         output = strcmp(input, "-") == 0 ? "-" : (owned = default_output(input, ext));
         if (!output)
             out_of_memory();
@@ -495,6 +501,11 @@ int main(int argc, char **argv)
         wopt.format = name_format;
     }
     wopt.gzip = gzip >= 0 ? gzip : name_gzip;
+    /* pprof's tools expect gzip; only a ".pb" name asks for the raw proto. */
+    if (gzip < 0 && wopt.format == PC_FORMAT_PPROF) {
+        size_t n = strlen(output);
+        wopt.gzip = !(n >= 3 && strcmp(output + n - 3, ".pb") == 0);
+    }
     if (same_file(input, output)) {
         fprintf(stderr, "profconv: %s: the output would overwrite the input\n", output);
         free(owned);

@@ -10,6 +10,7 @@
 
 int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
+int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 
 /* Model frames and stacks merged into what the Firefox Profiler's formats
@@ -41,6 +42,9 @@ void pc_jw_product(jw *w, const pc_profile *p);
 /* The name of thread t's process: the name the input gave it, else its
  * main thread's (main is main_of[t] from pc_thread_order), or PC_NONE. */
 uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main);
+
+/* Whether event e's weights are durations in ns (clocks, off-CPU). */
+int pc_is_time_event(const pc_profile *p, size_t e);
 
 /* Heap row i's bytes, and its allocation count, under the measure the
  * profile shows (meta.heap_measure). */

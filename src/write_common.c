@@ -189,3 +189,12 @@ uint64_t pc_heap_count(const pc_profile *p, size_t i)
     return p->heap.alloc_count[i] > p->heap.free_count[i]
                ? p->heap.alloc_count[i] - p->heap.free_count[i] : 0;
 }
+
+int pc_is_time_event(const pc_profile *p, size_t e)
+{
+    const char *name = pc_str(&p->str, p->meta.event[e]);
+    if (strncmp(name, "cpu-clock", 9) == 0 || strncmp(name, "task-clock", 10) == 0)
+        return 1;
+    /* Off-CPU samples carry their duration once pc_offcpu has run. */
+    return p->meta.trace_offcpu && strstr(name, "sched_switch") != NULL;
+}

@@ -146,15 +146,6 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
 
 /* ---- Events and weights ---- */
 
-static int is_time_event(const pc_profile *p, size_t e)
-{
-    const char *name = pc_str(&p->str, p->meta.event[e]);
-    if (strncmp(name, "cpu-clock", 9) == 0 || strncmp(name, "task-clock", 10) == 0)
-        return 1;
-    /* Off-CPU samples carry their duration once pc_offcpu has run. */
-    return p->meta.trace_offcpu && strstr(name, "sched_switch") != NULL;
-}
-
 static int is_off_event(const pc_profile *p, size_t e)
 {
     return p->meta.offcpu_mode == PC_OFFCPU_ON_OFF &&
@@ -171,7 +162,7 @@ static int time_weighted(const pc_profile *p)
         uint16_t e = p->sample.event[i];
         if (e < 256 && seen[e])
             continue;
-        if (e >= p->meta.n_events || !is_time_event(p, e))
+        if (e >= p->meta.n_events || !pc_is_time_event(p, e))
             return 0;
         if (e < 256)
             seen[e] = 1;

@@ -183,7 +183,7 @@ TEST(cli_usage_errors)
         {{"-o", NULL}, "profconv: option '-o' needs a value\n"},
         {{"--remove-gaps", "-1", "x", NULL}, "--remove-gaps needs a number >= 0, not '-1'"},
         {{"--remove-gaps", "3x", "x", NULL}, "not '3x'"},
-        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: firefox, gecko, folded)"},
+        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: firefox, gecko, folded, pprof)"},
         {{"--folded-prefix", "pid", "x", NULL},
          "--folded-prefix takes none, process, thread or process,thread, not 'pid'"},
         {{"--folded-prefix", "process,", "x", NULL}, "not 'process,'"},
@@ -370,6 +370,28 @@ TEST(cli_folded_format)
     T_EQ_INT(r.status, 0);
     T_CHECK(r.out && strstr((char *)r.out, "\njava.lang.String.equals_[j];libc.so.6+0x1a2b 1\n"));
     free(r.out);
+}
+
+/* pprof: --to pprof names its output .pb.gz and gzips it; a .pb name
+ * gets the raw proto. */
+TEST(cli_pprof_format)
+{
+    run_result r;
+    run(&r, t_tmpdir(), NULL, (const char *[]){"-q", "--to", "pprof", fixture_file(), NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    size_t len;
+    unsigned char *d = raw_file(tmp_path("fx.pb.gz"), &len);
+    T_CHECK(d && len > 2 && d[0] == 0x1f && d[1] == 0x8b);
+    free(d);
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "--to", "pprof", "-o",
+                                         tmp_path("fx.pb"), NULL});
+    T_EQ_INT(r.status, 0);
+    free(r.out);
+    d = raw_file(tmp_path("fx.pb"), &len);
+    /* Field 1 (sample_type), length-delimited. */
+    T_CHECK(d && len > 2 && d[0] == 0x0a);
+    free(d);
 }
 
 TEST(cli_io_errors)
