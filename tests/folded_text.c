@@ -142,3 +142,18 @@ char *sort_lines(const char *text)
     free(copy);
     return out;
 }
+
+char *sum_folded(const char *text)
+{
+    lines l = {0};
+    char *copy = strdup(text);
+    for (char *ln = strtok(copy, "\n"); ln; ln = strtok(NULL, "\n")) {
+        char *sp = strrchr(ln, ' ');
+        if (!sp)
+            continue;
+        *sp = 0;
+        add(&l, strdup(ln), strtoull(sp + 1, NULL, 10));
+    }
+    free(copy);
+    return join(&l);
+}

@@ -19,4 +19,8 @@ char *folded_heap(const pc_profile *p);
  * a newline (malloc'd). */
 char *sort_lines(const char *text);
 
+/* "stack value" lines with equal stacks summed, sorted bytewise
+ * (malloc'd). */
+char *sum_folded(const char *text);
+
 #endif

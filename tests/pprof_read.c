@@ -373,29 +373,7 @@ char *pp_folded(const pp_profile *p, int k)
             out = realloc(out, cap *= 2);
         len += (size_t)snprintf(out + len, cap - len, " %" PRId64 "\n", s->value[k]);
     }
-    /* Sum equal stacks. */
-    char *sorted = sort_lines(out);
+    char *merged = sum_folded(out);
     free(out);
-    size_t n = strlen(sorted);
-    char *merged = malloc(n + 1);
-    size_t m = 0;
-    char *prev = NULL;
-    long long sum = 0;
-    for (char *ln = strtok(sorted, "\n"); ln; ln = strtok(NULL, "\n")) {
-        char *sp = strrchr(ln, ' ');
-        *sp = 0;
-        if (prev && strcmp(prev, ln) == 0) {
-            sum += atoll(sp + 1);
-            continue;
-        }
-        if (prev)
-            m += (size_t)sprintf(merged + m, "%s %lld\n", prev, sum);
-        prev = ln;
-        sum = atoll(sp + 1);
-    }
-    if (prev)
-        m += (size_t)sprintf(merged + m, "%s %lld\n", prev, sum);
-    merged[m] = 0;
-    free(sorted);
     return merged;
 }

@@ -105,35 +105,6 @@ static char *as_stackcollapse(const char *ours)
     return out;
 }
 
-/* Sums the values of equal stacks in sorted "stack value" lines. */
-static char *merge_sorted(const char *text)
-{
-    char *sorted = sort_lines(text);
-    char *out = malloc(strlen(sorted) + 1);
-    size_t len = 0;
-    char prev[8192] = "";
-    long long sum = 0;
-    int have = 0;
-    for (char *ln = strtok(sorted, "\n"); ln; ln = strtok(NULL, "\n")) {
-        char *sp = strrchr(ln, ' ');
-        *sp = 0;
-        if (have && strcmp(prev, ln) == 0) {
-            sum += atoll(sp + 1);
-            continue;
-        }
-        if (have)
-            len += (size_t)sprintf(out + len, "%s %lld\n", prev, sum);
-        snprintf(prev, sizeof prev, "%s", ln);
-        sum = atoll(sp + 1);
-        have = 1;
-    }
-    if (have)
-        len += (size_t)sprintf(out + len, "%s %lld\n", prev, sum);
-    out[len] = 0;
-    free(sorted);
-    return out;
-}
-
 TEST(folded_simpleperf_reference)
 {
     const char *shared = t_shared();
@@ -155,7 +126,7 @@ TEST(folded_simpleperf_reference)
         ref[n] = 0;
         char *ours = folded_of(p, PC_FOLDED_THREAD, 0, 1);
         char *conv = as_stackcollapse(ours);
-        char *a = merge_sorted(conv), *b = merge_sorted(ref);
+        char *a = sum_folded(conv), *b = sum_folded(ref);
         T_EQ_STR(a, b);
         /* The leaf is really there: every line is longer than simpleperf's. */
         T_CHECK(strlen(ours) > strlen(ref));

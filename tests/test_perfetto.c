@@ -646,6 +646,17 @@ TEST(perfetto_heap_running_totals)
     pb_buf_free(&b);
 }
 
+/* Interned data defining callstack 1 as the single frame "main". */
+static void main_callstack(pb_buf *b)
+{
+    size_t in = pb_begin(b, PFE_INTERNED);
+    uint64_t frames[] = {1};
+    pfe_str(b, PFE_FUNCTION_NAMES, 1, "main");
+    pfe_frame(b, PFE_FRAMES, 1, 1, 0, 1);
+    pfe_callstack(b, PFE_CALLSTACKS, 1, frames, 1, 0);
+    pb_end(b, in);
+}
+
 /* dump_at_max dumps give only the peak (self_max, self_max_count): shown
  * as allocated; the count only when orig_sampling_interval_bytes is set. */
 TEST(perfetto_heap_dump_at_max)
@@ -667,12 +678,7 @@ TEST(perfetto_heap_dump_at_max)
         pb_end(&b, smp);
         pb_end(&b, hd);
         pb_end(&b, m.pp);
-        size_t in = pb_begin(&b, PFE_INTERNED);
-        uint64_t frames[] = {1};
-        pfe_str(&b, PFE_FUNCTION_NAMES, 1, "main");
-        pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 1);
-        pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, 1, 0);
-        pb_end(&b, in);
+        main_callstack(&b);
         pb_end(&b, m.pk);
         pc_profile *p = convert_buf(&b, NULL);
         if (p) {
@@ -699,12 +705,7 @@ TEST(perfetto_heap_dump_without_time)
     heap_sample(&b, 1, 64, 0);
     pb_end(&b, hd);
     pb_end(&b, m.pp);
-    size_t in = pb_begin(&b, PFE_INTERNED);
-    uint64_t frames[] = {1};
-    pfe_str(&b, PFE_FUNCTION_NAMES, 1, "main");
-    pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 1);
-    pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, 1, 0);
-    pb_end(&b, in);
+    main_callstack(&b);
     pb_uint(&b, PFE_TIMESTAMP, 1000000123);
     pb_end(&b, m.pk);
     pc_profile *p = convert_buf(&b, NULL);
