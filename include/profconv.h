@@ -194,6 +194,8 @@ enum pc_format {
     PC_FORMAT_FOLDED = 3,   /* folded stacks: "root;...;leaf value" lines */
     PC_FORMAT_PPROF = 4,    /* pprof's profile.proto (gzip it: pprof's tools
                                expect .pb.gz) */
+    PC_FORMAT_SPEEDSCOPE = 5, /* speedscope's JSON file format: one sampled
+                                 profile per thread, shared frames */
 };
 
 /* What folded lines start with (bits; 0: the stack alone). */
@@ -220,12 +222,13 @@ typedef struct pc_write_options {
 void pc_write_options_init(pc_write_options *o);
 
 /* Returns the enum pc_format named by name ("firefox", "gecko",
- * "folded", "pprof"), or PC_FORMAT_NONE. */
+ * "folded", "pprof", "speedscope"), or PC_FORMAT_NONE. */
 int pc_format_by_name(const char *name);
 
-/* Guesses format and gzip from an output file name: ".json" and
- * ".json.gz" mean the processed Firefox format, ".folded" (also with
- * ".gz") folded stacks, ".pb.gz" and ".pprof" pprof.  Returns the format, or
+/* Guesses format and gzip from an output file name: ".speedscope.json"
+ * (also with ".gz") means speedscope, other ".json" and ".json.gz" names
+ * the processed Firefox format, ".folded" (also with ".gz") folded
+ * stacks, ".pb.gz" and ".pprof" pprof.  Returns the format, or
  * PC_FORMAT_NONE when the name says nothing; *gzip is set to 1 when the
  * name ends in ".gz". */
 int pc_format_from_path(const char *path, int *gzip);

@@ -131,6 +131,8 @@ int pc_format_by_name(const char *name)
         return PC_FORMAT_FOLDED;
     if (strcmp(name, "pprof") == 0)
         return PC_FORMAT_PPROF;
+    if (strcmp(name, "speedscope") == 0)
+        return PC_FORMAT_SPEEDSCOPE;
     return PC_FORMAT_NONE;
 }
 
@@ -143,6 +145,8 @@ static int ends_with(const char *s, const char *suffix)
 int pc_format_from_path(const char *path, int *gzip)
 {
     *gzip = ends_with(path, ".gz");
+    if (ends_with(path, ".speedscope.json") || ends_with(path, ".speedscope.json.gz"))
+        return PC_FORMAT_SPEEDSCOPE;
     if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
         return PC_FORMAT_FIREFOX;
     if (ends_with(path, ".folded") || ends_with(path, ".folded.gz"))
@@ -172,6 +176,8 @@ static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
         return pc_write_folded(p, o, s, err);
     case PC_FORMAT_PPROF:
         return pc_write_pprof(p, s, err);
+    case PC_FORMAT_SPEEDSCOPE:
+        return pc_write_speedscope(p, s, err);
     }
     return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
 }

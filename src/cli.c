@@ -31,9 +31,11 @@ static const char usage_text[] =
 "                        gecko (its Gecko format, read by every version of the\n"
 "                        profiler, without weights), folded (folded stacks\n"
 "                        for FlameGraph, inferno, speedscope; the default for\n"
-"                        names ending in .folded) or pprof (for go tool pprof;\n"
+"                        names ending in .folded), pprof (for go tool pprof;\n"
 "                        the default for .pb.gz and .pprof names; gzipped\n"
-"                        unless the name says otherwise).  Default: firefox.\n"
+"                        unless the name says otherwise) or speedscope (one\n"
+"                        profile per thread; the default for names ending in\n"
+"                        .speedscope.json).  Default: firefox.\n"
 "                                                     e.g. --to gecko\n"
 "      --gzip, --no-gzip compress the output with gzip, or not.  Default: gzip\n"
 "                        when the output name ends in .gz.   e.g. -o - --gzip\n"
@@ -483,12 +485,14 @@ int main(int argc, char **argv)
 
     char *owned = NULL;
     if (to && (wopt.format = pc_format_by_name(to)) == PC_FORMAT_NONE)
-        return usage_error("unknown output format '%s' (known: firefox, gecko, folded, pprof)",
+        return usage_error("unknown output format '%s' (known: firefox, gecko, folded, pprof, "
+                           "speedscope)",
                            to);
     if (!output) {
         const char *ext = !to                               ? ".json.gz"
                           : wopt.format == PC_FORMAT_FOLDED ? ".folded"
                           : wopt.format == PC_FORMAT_PPROF  ? ".pb.gz"
+                          : wopt.format == PC_FORMAT_SPEEDSCOPE ? ".speedscope.json"
                                                             : ".json.gz";
         output = strcmp(input, "-") == 0 ? "-" : (owned = default_output(input, ext));
         if (!output)

@@ -11,6 +11,7 @@
 int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err);
+int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 
 /* Model frames and stacks merged into what the Firefox Profiler's formats
