@@ -5,6 +5,7 @@
 #include "error.h"
 #include "model.h"
 #include "read_perfetto.h"
+#include "read_perfscript.h"
 #include "read_simpleperf.h"
 #include "sink.h"
 #include "source.h"
@@ -38,11 +39,19 @@ static int read_any(pc_input *in, pc_profile *p, const pc_options *o,
         return src_fail_at(in, err, 0, "the input is empty");
     if (sp_detect(src_ptr(in), src_avail(in)))
         return pc_read_simpleperf(in, p, o, err);
+    /* Text first: a perf script file starting with a blank line would
+     * pass for a Perfetto packet tag. */
+    got = src_need(in, PS_DETECT_LEN, err);
+    if (got < 0)
+        return -got;
+    if (ps_detect(src_ptr(in), src_avail(in)))
+        return pc_read_perfscript(in, p, o, err);
     if (pf_detect(src_ptr(in), src_avail(in)))
         return pc_read_perfetto(in, p, o, err);
     return src_fail_at(in, err, 0, "unknown input format (expected a simpleperf "
                                    "report-sample file, which starts with "
-                                   "SIMPLEPERF, or a Perfetto trace)");
+                                   "SIMPLEPERF, a Perfetto trace or the text of "
+                                   "perf script)");
 }
 
 /* simpleperf's report scripts drop short gaps by default; other inputs
