@@ -467,7 +467,9 @@ static uint32_t frame_of(reader *r, const ps_frame *f)
     pc_profile *p = r->p;
     span dso = f->dso;
     int unknown_dso = dso.n == 0 || (dso.n == 9 && memcmp(dso.s, "[unknown]", 9) == 0);
-    uint32_t res = unknown_dso ? PC_NONE : pc_intern(p, dso.s, dso.n);
+    /* Writers expect every function to have a resource: a nameless one
+     * stands for none. */
+    uint32_t res = unknown_dso ? pc_intern(p, "", 0) : pc_intern(p, dso.s, dso.n);
     uint32_t name;
     int unknown_sym = f->sym.n == 0 || (f->sym.n == 9 && memcmp(f->sym.s, "[unknown]", 9) == 0);
     if (unknown_sym && !unknown_dso) {
@@ -488,7 +490,7 @@ static uint32_t frame_of(reader *r, const ps_frame *f)
     }
     if (p->oom || name == PC_NONE)
         return PC_NONE;
-    uint32_t func = pc_func(p, name, res == PC_NONE ? PC_NONE : pc_resource(p, res));
+    uint32_t func = pc_func(p, name, pc_resource(p, res));
     if (func == PC_NONE)
         return PC_NONE;
     pc_probe pr;
@@ -499,7 +501,7 @@ static uint32_t frame_of(reader *r, const ps_frame *f)
         if (p->frame.func[id] == func && p->frame.addr[id] == f->addr)
             return id;
     int cat = PC_CAT_OTHER;
-    if (res != PC_NONE)
+    if (!unknown_dso)
         cat = pc_category_of(pc_str(&p->str, res), pc_str_len(&p->str, res),
                              pc_str(&p->str, name));
     uint32_t id = pc_add_frame(p, func, f->addr, (uint8_t)cat, PC_EXEC_NATIVE);

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gecko_valid.h"
+#include "pprof_read.h"
+#include "processed_valid.h"
 #include "t.h"
 #include "test_util.h"
 
@@ -197,6 +200,72 @@ TEST(perfscript_without_period)
     T_EQ_STR(event_name(p, 0), "samples of cpu-clock");
     T_EQ_INT(p->sample.weight[0], 1);
     pc_profile_free(p);
+}
+
+/* Every writer takes what the perf script reader makes, frames without a
+ * library included: valid Firefox files, pprof samples summing the
+ * periods, folded lines. */
+TEST(perfscript_every_output)
+{
+    const char *texts[] = {fx_callchains, fx_flat};
+    for (int k = 0; k < 2; k++) {
+        t_case("perfscript_every_output: %s", k ? "flat" : "callchains");
+        pc_options o;
+        pc_options_init(&o);
+        pc_profile *p = convert_text(texts[k], &o);
+        if (!p)
+            continue;
+        int64_t total = 0;
+        for (size_t i = 0; i < p->sample.n; i++)
+            total += p->sample.weight[i];
+        int formats[] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO, PC_FORMAT_FOLDED, PC_FORMAT_PPROF,
+                         PC_FORMAT_SPEEDSCOPE};
+        for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+            pc_write_options w;
+            pc_write_options_init(&w);
+            w.format = formats[f];
+            unsigned char *out = NULL;
+            size_t n = 0;
+            pc_error err;
+            if (pc_write_memory(p, &w, &out, &n, &err) != PC_OK) {
+                t_fail(__FILE__, __LINE__, "format %d: %s", formats[f], err.message);
+                continue;
+            }
+            char msg[512] = "";
+            if (formats[f] == PC_FORMAT_FIREFOX && processed_check_text((char *)out, n, msg,
+                                                                         sizeof msg))
+                t_fail(__FILE__, __LINE__, "processed: %s", msg);
+            if (formats[f] == PC_FORMAT_GECKO && gecko_check_text((char *)out, n, msg, sizeof msg))
+                t_fail(__FILE__, __LINE__, "gecko: %s", msg);
+            if (formats[f] == PC_FORMAT_PPROF) {
+                pp_profile pp;
+                if (pp_read(out, n, &pp, msg, sizeof msg) != 0) {
+                    t_fail(__FILE__, __LINE__, "pprof: %s", msg);
+                } else {
+                    /* The event's weight: its second sample type. */
+                    int64_t sum = 0;
+                    for (size_t i = 0; i < pp.n_sample; i++)
+                        sum += pp.sample[i].n_value > 1 ? pp.sample[i].value[1] : 0;
+                    T_EQ_INT(sum, total);
+                    pp_free(&pp);
+                }
+            }
+            if (formats[f] == PC_FORMAT_FOLDED) {
+                int64_t sum = 0;
+                for (const char *l = (const char *)out; l < (const char *)out + n;) {
+                    const char *nl = memchr(l, '\n', (size_t)((const char *)out + n - l));
+                    const char *sp = nl ? nl : (const char *)out + n;
+                    while (sp > l && sp[-1] != ' ')
+                        sp--;
+                    sum += strtoll(sp, NULL, 10);
+                    l = nl ? nl + 1 : (const char *)out + n;
+                }
+                T_EQ_INT(sum, total);
+            }
+            free(out);
+        }
+        pc_profile_free(p);
+    }
 }
 
 /* Gzip-compressed text is read the same. */
