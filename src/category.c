@@ -4,7 +4,8 @@
  * first match wins) and fix the cases it misfiles: versioned shared
  * objects (libc.so.6), dex files inside APKs (base.apk!/classes.dex), the
  * zygote's JIT cache and old-style JIT symbol files (TemporaryFile-XXXXXX)
- * are native, DEX and JIT code like their unversioned kin.
+ * are native, DEX and JIT code like their unversioned kin.  Linux JIT
+ * code, as perf names it, is JIT too.
  */
 #include <string.h>
 
@@ -51,6 +52,11 @@ int pc_category_of(const char *path, size_t n, const char *name)
         ends_with(path, n, ".ko"))
         return name && strcmp(name, "__schedule") == 0 ? PC_CAT_OFFCPU
                                                        : PC_CAT_KERNEL;
+    /* Linux JIT code: perf's symbol maps of JIT runtimes (perf-PID.map)
+     * and jitdump's one-function files (jitted-PID-N.so). */
+    if ((blen > 9 && memcmp(base, "perf-", 5) == 0 && ends_with(base, blen, ".map")) ||
+        (blen > 10 && memcmp(base, "jitted-", 7) == 0 && ends_with(base, blen, ".so")))
+        return PC_CAT_JIT;
     if (ends_with(path, n, ".so") || versioned_so(path, n))
         return PC_CAT_NATIVE;
     if (ends_with(path, n, ".vdex") || ends_with(path, n, ".apk") ||

@@ -42,6 +42,7 @@ static const char fx_callchains[] =
     "\t            5678 [unknown] (/usr/lib/libbar.so.1)\n"
     "\n"
     "main   100/100 [000]     5.001000000:       1000 cycles:u: \n"
+    "\t    7f0000001000 LazyCompile:*render app.js:10 (/tmp/perf-100.map)\n"
     "\t            9abc _ZN3foo3barEv+0x1 (/usr/lib/libfoo.so)\n"
     "\t            9ab0 helper (/usr/lib/libfoo.so) (inlined)\n"
     "\t            dead main+0x20 (/usr/bin/app)\n"
@@ -136,7 +137,24 @@ TEST(perfscript_callchains)
     if (p) {
         T_EQ_INT(p->sample.n, 1);
         T_EQ_INT(p->sample.weight[0], 1000);
-        T_EQ_STR(stack_text(p, p->sample.stack[0]), "main;helper;foo::bar()");
+        T_EQ_STR(stack_text(p, p->sample.stack[0]),
+                 "main;helper;foo::bar();LazyCompile:*render app.js:10");
+        /* JIT code as perf names it, marked as FlameGraph marks it. */
+        T_EQ_INT(frame_category(p, "LazyCompile:*render app.js:10"), PC_CAT_JIT);
+        pc_write_options w;
+        pc_write_options_init(&w);
+        w.format = PC_FORMAT_FOLDED;
+        w.folded_annotate = 1;
+        unsigned char *out = NULL;
+        size_t n = 0;
+        pc_error err;
+        T_EQ_INT(pc_write_memory(p, &w, &out, &n, &err), PC_OK);
+        if (out) {
+            out = realloc(out, n + 1);
+            out[n] = 0;
+            T_EQ_STR((char *)out, "main;main;helper;foo::bar();LazyCompile:*render app.js:10_[j] 1000\n");
+            free(out);
+        }
         pc_profile_free(p);
     }
     o.event = "sched:sched_switch";
@@ -151,7 +169,8 @@ TEST(perfscript_callchains)
     o.mangled = 1;
     p = convert_text(fx_callchains, &o);
     if (p) {
-        T_EQ_STR(stack_text(p, p->sample.stack[0]), "main;helper;_ZN3foo3barEv");
+        T_EQ_STR(stack_text(p, p->sample.stack[0]),
+                 "main;helper;_ZN3foo3barEv;LazyCompile:*render app.js:10");
         pc_profile_free(p);
     }
 }
