@@ -184,6 +184,11 @@ typedef struct pc_summary {
 
 void pc_profile_summary(const pc_profile *p, pc_summary *s);
 
+/* The ids of the processes that have samples (or heap rows) in p, each
+ * once, ascending, in a new array *pids of *n entries that the caller
+ * frees. */
+int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *err);
+
 /* ---- Output ---- */
 
 enum pc_format {
@@ -216,9 +221,14 @@ typedef struct pc_write_options {
     int folded_prefix;
     int folded_counts;
     int folded_annotate;
+    /* pprof: the process whose samples to write, or -1 (the default) for
+     * every process in one profile.  pc_profile_pids() lists them, for a
+     * profile per process. */
+    int64_t pprof_pid;
 } pc_write_options;
 
-/* Fills o with the defaults: processed Firefox format, no gzip, level 1. */
+/* Fills o with the defaults: processed Firefox format, no gzip, level 1,
+ * every process. */
 void pc_write_options_init(pc_write_options *o);
 
 /* Returns the enum pc_format named by name ("firefox", "gecko",

@@ -1,5 +1,6 @@
 /* The public entry points: detect the input format, read, transform,
  * write. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -27,6 +28,7 @@ void pc_write_options_init(pc_write_options *o)
     o->format = PC_FORMAT_FIREFOX;
     o->gzip_level = 1;
     o->folded_prefix = PC_FOLDED_THREAD;
+    o->pprof_pid = -1;
 }
 
 static int read_any(pc_input *in, pc_profile *p, const pc_options *o,
@@ -130,6 +132,41 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
     s->heap_rows = p->heap.n;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *err)
+{
+    /* Threads are few: collect one pid per thread, sort, deduplicate. */
+    size_t nt = p->thread.n, k = 0;
+    uint8_t *used = calloc(nt + 1, 1);
+    int64_t *v = malloc((nt + 1) * sizeof *v);
+    if (!used || !v) {
+        free(used);
+        free(v);
+        return pc_fail(err, PC_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < p->sample.n; i++)
+        used[p->sample.thread[i]] = 1;
+    for (size_t i = 0; i < p->heap.n; i++)
+        used[p->heap.thread[i]] = 1;
+    for (size_t t = 0; t < nt; t++)
+        if (used[t])
+            v[k++] = p->thread.pid[t];
+    qsort(v, k, sizeof *v, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (m == 0 || v[m - 1] != v[i])
+            v[m++] = v[i];
+    free(used);
+    *pids = v;
+    *n = m;
+    return PC_OK;
+}
+
 int pc_format_by_name(const char *name)
 {
     if (strcmp(name, "gecko") == 0)
@@ -184,7 +221,7 @@ static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
     case PC_FORMAT_FOLDED:
         return pc_write_folded(p, o, s, err);
     case PC_FORMAT_PPROF:
-        return pc_write_pprof(p, s, err);
+        return pc_write_pprof(p, o->pprof_pid, s, err);
     case PC_FORMAT_SPEEDSCOPE:
         return pc_write_speedscope(p, s, err);
     }

@@ -48,6 +48,11 @@ static const char usage_text[] =
 "                        the default) or count (samples, allocations).\n"
 "      --folded-annotate mark kernel frames _[k] and JIT frames _[j], as\n"
 "                        FlameGraph's flamegraph.pl colours them.\n"
+"      --pprof-split WHAT\n"
+"                        none (one pprof profile for the whole input; the\n"
+"                        default) or process (one per process, named\n"
+"                        OUTPUT with .PID before its extension: perf.pb.gz\n"
+"                        gives perf.1234.pb.gz).  e.g. --pprof-split process\n"
 "      --markers, --no-markers\n"
 "                        mark each thread's on- and off-CPU intervals from\n"
 "                        the recording's context switches (default: on).\n"
@@ -314,7 +319,30 @@ enum {
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
+    OPT_PPROF_SPLIT,
 };
+
+/* "dir/perf.pb.gz" and pid 12 -> "dir/perf.12.pb.gz" (malloc'd): the pid
+ * goes before the format's extension, or at the end of other names. */
+static char *split_name(const char *path, int64_t pid)
+{
+    static const char *const exts[] = {".pb.gz", ".pprof.gz", ".pprof", ".pb"};
+    size_t n = strlen(path), cut = n;
+    const char *slash = strrchr(path, '/');
+    size_t base = slash ? (size_t)(slash - path) + 1 : 0;
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t k = strlen(exts[i]);
+        if (n - base > k && strcmp(path + n - k, exts[i]) == 0) {
+            cut = n - k;
+            break;
+        }
+    }
+    size_t size = n + 24;
+    char *out = malloc(size);
+    if (out)
+        snprintf(out, size, "%.*s.%lld%s", (int)cut, path, (long long)pid, path + cut);
+    return out;
+}
 
 int main(int argc, char **argv)
 {
@@ -353,6 +381,7 @@ int main(int argc, char **argv)
         {"folded-prefix", required_argument, NULL, OPT_FOLDED_PREFIX},
         {"folded-value", required_argument, NULL, OPT_FOLDED_VALUE},
         {"folded-annotate", no_argument, NULL, OPT_FOLDED_ANNOTATE},
+        {"pprof-split", required_argument, NULL, OPT_PPROF_SPLIT},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -361,7 +390,7 @@ int main(int argc, char **argv)
     pc_options opt;
     pc_write_options wopt;
     const char *output = NULL, *to = NULL;
-    int gzip = -1, c;
+    int gzip = -1, c, split = 0;
     /* Static: they stay reachable until exit, whatever path main takes. */
     static idlist pids, xpids, tids, xtids;
     static strlist pnames, xpnames, tnames, xtnames;
@@ -456,6 +485,14 @@ int main(int argc, char **argv)
                 return usage_error("--folded-value takes weight or count, not '%s'", optarg);
             break;
         case OPT_FOLDED_ANNOTATE: wopt.folded_annotate = 1; break;
+        case OPT_PPROF_SPLIT:
+            if (strcmp(optarg, "none") == 0)
+                split = 0;
+            else if (strcmp(optarg, "process") == 0)
+                split = 1;
+            else
+                return usage_error("--pprof-split takes none or process, not '%s'", optarg);
+            break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
@@ -510,6 +547,15 @@ int main(int argc, char **argv)
         size_t n = strlen(output);
         wopt.gzip = !(n >= 3 && strcmp(output + n - 3, ".pb") == 0);
     }
+    if (split && wopt.format != PC_FORMAT_PPROF) {
+        free(owned);
+        return usage_error("%s", "--pprof-split needs pprof output (--to pprof or a .pb.gz name)");
+    }
+    if (split && strcmp(output, "-") == 0) {
+        free(owned);
+        return usage_error("%s", "--pprof-split writes one file per process: it needs an "
+                                 "output name, not standard output");
+    }
     if (same_file(input, output)) {
         fprintf(stderr, "profconv: %s: the output would overwrite the input\n", output);
         free(owned);
@@ -533,16 +579,36 @@ int main(int argc, char **argv)
                     "left out: the Gecko format cannot hold it; use --to firefox\n",
                     input_name, sum.heap_rows);
     }
-    if (st == PC_OK)
+    size_t n_split = 0;
+    if (st == PC_OK && split) {
+        int64_t *split_pids = NULL;
+        st = pc_profile_pids(prof, &split_pids, &n_split, &err);
+        for (size_t i = 0; st == PC_OK && i < n_split; i++) {
+            char *name = split_name(output, split_pids[i]);
+            if (!name)
+                out_of_memory();
+            wopt.pprof_pid = split_pids[i];
+            st = pc_write(prof, name, &wopt, &err);
+            if (st == PC_OK && !quiet)
+                fprintf(stderr, "profconv: wrote %s\n", name);
+            free(name);
+        }
+        free(split_pids);
+    } else if (st == PC_OK) {
         st = pc_write(prof, output, &wopt, &err);
+    }
     if (st != PC_OK) {
         fprintf(stderr, "profconv: %s\n", err.message);
     } else if (!quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);
-        fprintf(stderr, "profconv: wrote %s: %zu threads, %zu of %zu samples",
-                strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads,
-                sum.samples, sum.samples_read);
+        if (split)
+            fprintf(stderr, "profconv: wrote %zu profiles, one per process: %zu threads, "
+                    "%zu of %zu samples", n_split, sum.threads, sum.samples, sum.samples_read);
+        else
+            fprintf(stderr, "profconv: wrote %s: %zu threads, %zu of %zu samples",
+                    strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads,
+                    sum.samples, sum.samples_read);
         if (sum.heap_rows && wopt.format != PC_FORMAT_GECKO)
             fprintf(stderr, ", %zu heap callsites", sum.heap_rows);
         fputc('\n', stderr);

@@ -10,7 +10,8 @@
 
 int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
-int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err);
+/* pid >= 0 keeps that process's samples alone. */
+int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err);
 int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err);
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 

@@ -235,7 +235,13 @@ static void sample(pb_buf *b, pc_sink *s, strings *t, const keys *k, const pc_pr
     flush(b, s);
 }
 
-int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err)
+/* Whether thread t belongs in a profile of process pid (-1: of all). */
+static int in_process(const pc_profile *p, uint32_t t, int64_t pid)
+{
+    return pid < 0 || p->thread.pid[t] == pid;
+}
+
+int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
 {
     size_t nt = p->thread.n, ne = p->meta.n_events;
     strings t = {0};
@@ -272,7 +278,7 @@ int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err)
                                                                           : "inuse_space");
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.event[i] < ne)
+            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], pid))
                 ev_used[p->sample.event[i]] = 1;
         for (size_t e = 0; e < ne; e++) {
             if (!ev_used[e])
@@ -293,6 +299,8 @@ int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err)
     /* Samples. */
     if (heap) {
         for (size_t i = 0; i < p->heap.n; i++) {
+            if (!in_process(p, p->heap.thread[i], pid))
+                continue;
             heap_values(p, i, values);
             int any = 0;
             for (int v = 0; v < 6; v++)
@@ -307,7 +315,7 @@ int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err)
         }
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.event[i] < ne &&
+            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], pid) &&
                 agg_add(&a, p->sample.thread[i], p->sample.stack[i], p->sample.event[i], 1,
                         p->sample.weight[i]) < 0)
                 goto oom;
@@ -387,12 +395,16 @@ int pc_write_pprof(const pc_profile *p, pc_sink *s, pc_error *err)
     /* How long, and the sampling period. */
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
+        if (!in_process(p, p->sample.thread[i], pid))
+            continue;
         if (p->sample.time[i] < first)
             first = p->sample.time[i];
         if (p->sample.time[i] > last)
             last = p->sample.time[i];
     }
     for (size_t i = 0; i < p->heap.n; i++) {
+        if (!in_process(p, p->heap.thread[i], pid))
+            continue;
         if (p->heap.time[i] < first)
             first = p->heap.time[i];
         if (p->heap.time[i] > last)

@@ -247,3 +247,103 @@ TEST(pprof_go_tool)
     free(flat);
     pc_profile_free(p);
 }
+
+/* Two processes in perf script text: a profile per process holds that
+ * process's samples alone, and the profiles add up to the whole. */
+static const char two_processes[] =
+    "app 100/100 [000] 1.000000: 250000 cpu-clock:\n"
+    "\t1000 work (/usr/bin/app)\n"
+    "\t2000 main (/usr/bin/app)\n"
+    "\n"
+    "app 100/101 [001] 1.000100: 250000 cpu-clock:\n"
+    "\t1000 work (/usr/bin/app)\n"
+    "\n"
+    "srv 200/200 [000] 1.000250: 250000 cpu-clock:\n"
+    "\t3000 serve (/usr/bin/srv)\n"
+    "\n"
+    "srv 200/200 [000] 1.000500: 250000 cpu-clock:\n"
+    "\t3000 serve (/usr/bin/srv)\n"
+    "\n"
+    "srv 200/200 [000] 1.000750: 250000 cpu-clock:\n"
+    "\t3000 serve (/usr/bin/srv)\n";
+
+TEST(pprof_split_process)
+{
+    pc_profile *p = NULL;
+    pc_error err;
+    if (convert_bytes(two_processes, sizeof two_processes - 1, NULL, &p, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "%s", err.message);
+        return;
+    }
+    int64_t *pids = NULL;
+    size_t n = 0;
+    T_EQ_INT(pc_profile_pids(p, &pids, &n, &err), PC_OK);
+    T_EQ_INT(n, 2);
+    if (n == 2) {
+        T_EQ_INT(pids[0], 100);
+        T_EQ_INT(pids[1], 200);
+    }
+    const long long want_samples[2] = {2, 3};
+    for (size_t k = 0; k < n && k < 2; k++) {
+        pc_write_options w;
+        pc_write_options_init(&w);
+        w.format = PC_FORMAT_PPROF;
+        w.pprof_pid = pids[k];
+        unsigned char *out = NULL;
+        size_t len = 0;
+        T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_OK);
+        pp_profile pp;
+        char msg[256];
+        if (!out || pp_read(out, len, &pp, msg, sizeof msg) != 0) {
+            t_fail(__FILE__, __LINE__, "pprof of pid %lld unreadable", (long long)pids[k]);
+            free(out);
+            continue;
+        }
+        long long samples = 0, ns = 0;
+        char pid[32];
+        snprintf(pid, sizeof pid, "%lld", (long long)pids[k]);
+        for (size_t i = 0; i < pp.n_sample; i++) {
+            T_EQ_STR(label(&pp, &pp.sample[i], "pid"), pid);
+            samples += pp.sample[i].value[0];
+            ns += pp.sample[i].value[1];
+        }
+        T_EQ_INT(samples, want_samples[k]);
+        T_EQ_INT(ns, want_samples[k] * 250000);
+        /* Only the process's own functions. */
+        for (size_t f = 0; f < pp.n_function; f++)
+            T_CHECK(strcmp(pp_str(&pp, pp.function[f].name), k ? "serve" : "work") == 0 ||
+                    (k == 0 && strcmp(pp_str(&pp, pp.function[f].name), "main") == 0));
+        /* The duration is the process's own: 0.5 ms for srv. */
+        if (k == 1)
+            T_EQ_INT(pp.duration_nanos, 500000);
+        pp_free(&pp);
+        free(out);
+    }
+    free(pids);
+    pc_profile_free(p);
+
+    /* The command line: a file per process, named after the output. */
+    char in[600], cmd[2400];
+    snprintf(in, sizeof in, "%s/two.perf.txt", t_tmpdir());
+    FILE *f = fopen(in, "w");
+    if (!f)
+        return;
+    fputs(two_processes, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s -q --pprof-split process '%s' -o '%s/split.pb.gz'",
+             t_profconv(), in, t_tmpdir());
+    T_EQ_INT(system(cmd), 0);
+    const char *names[] = {"split.100.pb.gz", "split.200.pb.gz"};
+    for (int i = 0; i < 2; i++) {
+        char path[700];
+        size_t len;
+        snprintf(path, sizeof path, "%s/%s", t_tmpdir(), names[i]);
+        unsigned char *d = t_read_file(path, &len);
+        T_CHECK(d != NULL && len > 20);
+        free(d);
+    }
+    snprintf(cmd, sizeof cmd, "%s -q --pprof-split process '%s' -o '%s/split.json' 2>/dev/null",
+             t_profconv(), in, t_tmpdir());
+    int st = system(cmd);
+    T_EQ_INT(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 1);
+}
