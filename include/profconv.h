@@ -1,9 +1,10 @@
 /* profconv: convert CPU and memory profiles into formats people can view.
  *
- * The library reads a profile (today: simpleperf `report-sample --protobuf`
- * files, plain or gzip-compressed) into an in-memory model, applies the
- * requested transforms, and writes it out (today: the Firefox Profiler's
- * Gecko JSON format, plain or gzip-compressed).
+ * The library reads a profile (simpleperf `report-sample --protobuf`
+ * files, Perfetto traces, the text of Linux `perf script`; plain or
+ * gzip-compressed) into an in-memory model, applies the requested
+ * transforms, and writes it out (the Firefox Profiler's processed or Gecko
+ * JSON, pprof, folded stacks, speedscope; plain or gzip-compressed).
  *
  * Conventions.  Functions that can fail return an enum pc_status (0 on
  * success) and, on failure, fill the caller's pc_error with a one-line,
@@ -45,7 +46,8 @@ typedef struct pc_input pc_input;
 
 /* Opens the file at path ("-" for standard input).  Gzip compression is
  * detected from the content, not the name.  Nothing is read beyond the
- * first bytes until pc_convert(). */
+ * first bytes until pc_convert(); the input's format is detected there,
+ * from the content. */
 int pc_input_open(pc_input **in, const char *path, pc_error *err);
 
 /* Opens size bytes at data as an input named name (used in messages).  The
