@@ -547,3 +547,30 @@ TEST(perfscript_real_perf)
     t_case("perfscript_real_perf: no callchains");
     check_recording(dir, "flat", 0);
 }
+
+/* `perf script | profconv -`: text through a pipe, gzipped or not. */
+TEST(perfscript_pipe)
+{
+    char in[600], cmd[2000], out[4096];
+    snprintf(in, sizeof in, "%s/flat.perf.txt", t_tmpdir());
+    FILE *f = fopen(in, "w");
+    if (!f)
+        return;
+    fputs(fx_flat, f);
+    fclose(f);
+    for (int gz = 0; gz < 2; gz++) {
+        snprintf(cmd, sizeof cmd, "%s '%s' | %s -q - --to folded --folded-value count -o -",
+                 gz ? "gzip -c" : "cat", in, t_profconv());
+        FILE *p = popen(cmd, "r");
+        if (!p) {
+            t_fail(__FILE__, __LINE__, "cannot run %s", cmd);
+            continue;
+        }
+        size_t n = fread(out, 1, sizeof out - 1, p);
+        out[n] = 0;
+        T_EQ_INT(pclose(p), 0);
+        T_EQ_STR(out, "burn;burn+0x56058c2711ff 1\n"
+                      "burn;init_cpu_features.constprop.0 1\n"
+                      "burn;next_uptodate_folio 1\n");
+    }
+}
