@@ -62,7 +62,10 @@ $(BUILD)/run-tests: $(TEST_OBJ) $(BUILD)/libprofconv.a
 $(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/sp_encode.o $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+# speedscope's published schema (npm package speedscope) validates the
+# speedscope output; without npm or the registry those checks are skipped.
 check: $(BUILD)/profconv $(BUILD)/run-tests
+	@bash tests/tools/get-speedscope-schema.sh
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests $(T)
 
 example: $(BUILD)/profconv $(BUILD)/gen-simpleperf

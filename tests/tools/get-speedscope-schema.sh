@@ -10,11 +10,11 @@ if ! command -v npm >/dev/null 2>&1; then
     echo "npm is not installed: the speedscope schema is not fetched" >&2
     exit 0
 fi
-mkdir -p "$dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && npm pack --silent speedscope@1 >/dev/null 2>&1) ||
+(cd "$tmp" && timeout 120 npm pack --silent speedscope@1 >/dev/null 2>&1) ||
     { echo "npm pack speedscope failed: the speedscope schema is not fetched" >&2; exit 0; }
 tar -xzf "$tmp"/speedscope-*.tgz -C "$tmp" package/dist/release/file-format-schema.json
+mkdir -p "$dest"
 mv "$tmp/package/dist/release/file-format-schema.json" "$dest/"
 echo "speedscope schema: $dest/file-format-schema.json"
