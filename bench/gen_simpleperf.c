@@ -8,8 +8,9 @@
  * varying depths, so stacks share prefixes the way real ones do, and leaf
  * addresses vary within their function.  Records come in the order
  * simpleperf writes them: MetaInfo, samples (and context switches) in time
- * order, LostSituation, Files, Threads.  Output is deterministic for a
- * given set of options.
+ * order, LostSituation, Files, Threads.  With --perf-script the same
+ * recording is written as the text `perf script` prints instead.  Output
+ * is deterministic for a given set of options.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 
 typedef struct opts {
     long samples, threads, processes, depth, symbols, paths, events;
-    int offcpu;
+    int offcpu, text;
     unsigned long long seed;
     const char *out;
 } opts;
@@ -66,18 +67,22 @@ static int usage(void)
     fprintf(stderr,
             "usage: gen-simpleperf [--samples N] [--threads N] [--processes N]\n"
             "         [--depth N] [--symbols N] [--paths N] [--events N]\n"
-            "         [--offcpu] [--seed N] -o FILE\n");
+            "         [--offcpu] [--perf-script] [--seed N] -o FILE\n");
     return 1;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 1, NULL};
+    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 0, 1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long *target = NULL;
         if (!strcmp(a, "--offcpu")) {
             o->offcpu = 1;
+            continue;
+        }
+        if (!strcmp(a, "--perf-script")) {
+            o->text = 1;
             continue;
         }
         if (i + 1 >= argc)
@@ -107,6 +112,33 @@ static int parse(int argc, char **argv, opts *o)
     if (!o->out || o->threads < o->processes || o->depth < 3 || o->symbols < N_LIBS)
         return -1;
     return 0;
+}
+
+static void thread_name(const opts *o, long th, char name[32])
+{
+    if (th < o->processes)
+        snprintf(name, 32, "com.example.app%s", th ? ":svc" : "");
+    else if (th % 3 == 0)
+        snprintf(name, 32, "RenderThread");
+    else
+        snprintf(name, 32, "worker-%ld", th);
+}
+
+/* One sample as perf script prints it: header, frames leaf first, blank. */
+static void text_sample(FILE *out, const opts *o, long th, long pid, long tid,
+                        unsigned long long t, unsigned long long period, const char *event,
+                        const spe_frame *chain, long depth, char **sym_of_lib[])
+{
+    char name[32];
+    thread_name(o, th, name);
+    fprintf(out, "%16s %5ld/%-5ld [%03ld] %llu.%09llu: %10llu %s: \n", name, pid, tid,
+            th % 8, t / 1000000000ULL, t % 1000000000ULL, period, event);
+    for (long d = 0; d < depth; d++) {
+        const spe_frame *c = &chain[d];
+        fprintf(out, "\t%16llx %s+0x%llx (%s)\n", (unsigned long long)c->vaddr,
+                sym_of_lib[c->file][c->sym], (unsigned long long)(c->vaddr & 0x3ff), libs[c->file]);
+    }
+    fputc('\n', out);
 }
 
 int main(int argc, char **argv)
@@ -174,6 +206,13 @@ int main(int argc, char **argv)
     spe_meta(&e, events, (size_t)nev, "com.example.app", "debuggable", "34",
              "userdebug", o.offcpu);
 
+    /* Names by (library, index), for text output. */
+    char **by_lib[N_LIBS];
+    for (int lib = 0; lib < N_LIBS; lib++)
+        by_lib[lib] = malloc((size_t)(lib_count[lib] + 1) * sizeof **by_lib);
+    for (long s = 0; s < nsym; s++)
+        by_lib[sym_lib[s]][sym_idx[s]] = sym_name[s];
+
     spe_frame *chain = malloc((size_t)o.depth * sizeof *chain);
     const long tid0 = 20000;
     unsigned long long t = 600000000000000ULL;  /* a monotonic clock value */
@@ -208,14 +247,20 @@ int main(int argc, char **argv)
             spe_switch(&e, 0, t + 10, (uint32_t)tid);
             spe_switch(&e, 1, t + 100000 + (unsigned long long)below(900000), (uint32_t)tid);
         }
-        spe_sample(&e, t, (int32_t)tid, ev == 0 ? 250000 : 1 + (uint64_t)below(5000),
-                   ev, chain, (size_t)depth, NULL);
+        uint64_t period = ev == 0 ? 250000 : 1 + (uint64_t)below(5000);
+        if (o.text) {
+            text_sample(out, &o, th, pid, tid, t, period, events[ev], chain, depth, by_lib);
+            continue;
+        }
+        spe_sample(&e, t, (int32_t)tid, period, ev, chain, (size_t)depth, NULL);
         /* Stream out the records so far to bound memory. */
         if (e.out.len > (1u << 22)) {
             fwrite(e.out.data, 1, e.out.len, out);
             e.out.len = 0;
         }
     }
+    if (o.text)
+        e.out.len = 0;
     spe_lost(&e, (uint64_t)o.samples, 0);
     for (int lib = 0; lib < N_LIBS; lib++) {
         const char **names = malloc((size_t)(lib_count[lib] + 1) * sizeof *names);
@@ -229,16 +274,12 @@ int main(int argc, char **argv)
         long pid = tid0 + (th % o.processes) * 1000;
         long tid = th < o.processes ? pid : pid + 1 + th;
         char name[32];
-        if (th < o.processes)
-            snprintf(name, sizeof name, "com.example.app%s", th ? ":svc" : "");
-        else if (th % 3 == 0)
-            snprintf(name, sizeof name, "RenderThread");
-        else
-            snprintf(name, sizeof name, "worker-%ld", th);
+        thread_name(&o, th, name);
         spe_thread(&e, (uint32_t)tid, (uint32_t)pid, name);
     }
     spe_end(&e);
-    fwrite(e.out.data, 1, e.out.len, out);
+    if (!o.text)
+        fwrite(e.out.data, 1, e.out.len, out);
     int bad = ferror(out) | fclose(out);
     if (bad) {
         fprintf(stderr, "gen-simpleperf: %s: write failed\n", o.out);
@@ -247,6 +288,8 @@ int main(int argc, char **argv)
     for (long s = 0; s < nsym; s++)
         free(sym_name[s]);
     free(sym_name);
+    for (int lib = 0; lib < N_LIBS; lib++)
+        free(by_lib[lib]);
     free(sym_lib);
     free(sym_idx);
     free(path);
