@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks: generate simpleperf inputs with the project's generator,
 # convert each to both Firefox formats with and without gzip, and print input MB/s,
-# samples/s, peak RSS and output size, best of 3 runs.  Then compare the
+# samples/s, peak RSS and output size, best of 3 runs; then the same
+# recording as perf script text to every output format.  Then compare the
 # packaged gzip encoders on the largest output.
 #   usage: bench/run.sh BUILD_DIR
 set -euo pipefail
@@ -38,6 +39,19 @@ for samples in 100000 300000; do
             if (s <= 0) s = 0.005;
             printf "%-28s %-16s %9s %10.1f %12.0f %9.1f %10s\n", n, o, mb, mb/s, k/s, r/1024, om}'
     done
+done
+
+# The same 300,000-sample recording as perf script text, to each format.
+in="$work/ps_300000.txt"
+"$build/gen-simpleperf" --samples 300000 --threads 8 --depth 40 --symbols 500 --perf-script -o "$in"
+mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$in")/1e6}")
+for out in folded firefox.json.gz pb.gz speedscope.json; do
+    read -r secs rss < <(best_of_3 "$build/profconv" -q "$in" -o "$work/out.$out")
+    outmb=$(awk "BEGIN{printf \"%.2f\", $(stat -c %s "$work/out.$out")/1e6}")
+    awk -v n="perf script 300000 samples" -v o="$out" -v mb="$mb" -v s="$secs" \
+        -v k=300000 -v r="$rss" -v om="$outmb" 'BEGIN{
+        if (s <= 0) s = 0.005;
+        printf "%-28s %-16s %9s %10.1f %12.0f %9.1f %10s\n", n, o, mb, mb/s, k/s, r/1024, om}'
 done
 
 if [ -x "$build/gzip-bench" ]; then

@@ -4,9 +4,11 @@
  * stackcollapse.py, the leaf frame is kept.
  *
  * Samples are folded when there are any, else the heap profile's rows
- * (the dump and measure chosen), under their process's name.  Samples are
- * first summed per (thread, stack) in a hash table, so only distinct
- * stacks are ever written out as text. */
+ * (the dump and measure chosen), under their process's name.  Model
+ * stacks differ by address where folded lines differ only by name, so
+ * stacks are first re-interned over functions (and the kernel/JIT mark),
+ * then samples summed per (thread, function stack) in a hash table: only
+ * distinct lines are ever rendered as text. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,63 @@ static int fold_add(fold *f, uint32_t thread, uint32_t stack, uint32_t heap, int
     return 0;
 }
 
+/* Model stacks re-interned over (function, mark): fs_of[stack] is the
+ * function stack of a model stack; a function stack's prefix comes
+ * before it. */
+typedef struct fstacks {
+    uint32_t *of;              /* model stack -> function stack */
+    uint32_t *prefix, *func;
+    uint8_t *mark;             /* 0, or 'k' / 'j' for FlameGraph's marks */
+    size_t n, cap;
+    pc_htab idx;
+} fstacks;
+
+static void fstacks_free(fstacks *fs)
+{
+    free(fs->of);
+    free(fs->prefix);
+    free(fs->func);
+    free(fs->mark);
+    pc_htab_free(&fs->idx);
+}
+
+static int fstacks_build(const pc_profile *p, int annotate, fstacks *fs)
+{
+    if (!(fs->of = malloc((p->stack.n + 1) * sizeof *fs->of)))
+        return -1;
+    for (size_t st = 0; st < p->stack.n; st++) {
+        uint32_t pre = p->stack.prefix[st], fr = p->stack.frame[st];
+        uint32_t fpre = pre == PC_NONE ? PC_NONE : fs->of[pre];
+        uint32_t func = p->frame.func[fr];
+        uint8_t mark = 0;
+        if (annotate && (p->frame.cat[fr] == PC_CAT_KERNEL || p->frame.cat[fr] == PC_CAT_OFFCPU))
+            mark = 'k';
+        else if (annotate && p->frame.cat[fr] == PC_CAT_JIT)
+            mark = 'j';
+        pc_probe pr;
+        if (pc_htab_reserve(&fs->idx, fs->n + 1) < 0)
+            return -1;
+        pc_probe_start(&fs->idx, pc_mix64((uint64_t)fpre << 32 ^ func ^ (uint64_t)mark << 60),
+                       &pr);
+        uint32_t id;
+        while ((id = pc_probe_next(&fs->idx, &pr)) != PC_NONE)
+            if (fs->prefix[id] == fpre && fs->func[id] == func && fs->mark[id] == mark)
+                break;
+        if (id == PC_NONE) {
+            struct pc_col cols[] = {PC_COL(fs->prefix), PC_COL(fs->func), PC_COL(fs->mark)};
+            if (pc_grow_cols(&fs->cap, fs->n + 1, cols, 3) < 0)
+                return -1;
+            id = (uint32_t)fs->n++;
+            fs->prefix[id] = fpre;
+            fs->func[id] = func;
+            fs->mark[id] = mark;
+            pc_htab_insert(&fs->idx, &pr, id);
+        }
+        fs->of[st] = id;
+    }
+    return 0;
+}
+
 /* A growable string. */
 typedef struct text {
     char *s;
@@ -111,8 +170,9 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /* Renders entry i of f into t (emptied first). */
-static void render(const pc_profile *p, const pc_write_options *o, const fold *f, size_t i,
-                   const uint32_t *main_of, int several_heaps, uint32_t *chain, text *t)
+static void render(const pc_profile *p, const pc_write_options *o, const fold *f,
+                   const fstacks *fs, size_t i, const uint32_t *main_of, int several_heaps,
+                   uint32_t *chain, text *t)
 {
     uint32_t th = f->thread[i];
     t->len = 0;
@@ -145,17 +205,16 @@ static void render(const pc_profile *p, const pc_write_options *o, const fold *f
         }
     }
     size_t n = 0;
-    for (uint32_t s = f->stack[i]; s != PC_NONE; s = p->stack.prefix[s])
-        chain[n++] = p->stack.frame[s];
+    for (uint32_t s = f->stack[i]; s != PC_NONE; s = fs->prefix[s])
+        chain[n++] = s;
     while (n-- > 0) {
-        uint32_t fr = chain[n];
+        uint32_t s = chain[n];
         if (t->len)
             put(t, ";", 1);
-        put_name(t, pc_str(&p->str, p->func.name[p->frame.func[fr]]));
-        if (o->folded_annotate &&
-            (p->frame.cat[fr] == PC_CAT_KERNEL || p->frame.cat[fr] == PC_CAT_OFFCPU))
+        put_name(t, pc_str(&p->str, p->func.name[fs->func[s]]));
+        if (fs->mark[s] == 'k')
             put(t, "_[k]", 4);
-        else if (o->folded_annotate && p->frame.cat[fr] == PC_CAT_JIT)
+        else if (fs->mark[s] == 'j')
             put(t, "_[j]", 4);
     }
 }
@@ -163,6 +222,7 @@ static void render(const pc_profile *p, const pc_write_options *o, const fold *f
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err)
 {
     fold f = {0};
+    fstacks fs = {0};
     size_t nt = p->thread.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
@@ -185,16 +245,19 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
     }
     if (!(chain = malloc(((size_t)max_depth + 1) * sizeof *chain)))
         goto oom;
+    if (fstacks_build(p, o->folded_annotate, &fs) < 0)
+        goto oom;
+#define FSTACK(st) ((st) == PC_NONE ? PC_NONE : fs.of[st])
     if (p->sample.n) {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (fold_add(&f, p->sample.thread[i], p->sample.stack[i], PC_NONE,
+            if (fold_add(&f, p->sample.thread[i], FSTACK(p->sample.stack[i]), PC_NONE,
                          o->folded_counts ? 1 : p->sample.weight[i]) < 0)
                 goto oom;
     } else {
         for (size_t i = 0; i < p->heap.n; i++) {
             several_heaps |= p->heap.heap[i] != p->heap.heap[0];
             uint64_t v = o->folded_counts ? pc_heap_count(p, i) : pc_heap_value(p, i);
-            if (fold_add(&f, p->heap.thread[i], p->heap.stack[i], p->heap.heap[i],
+            if (fold_add(&f, p->heap.thread[i], FSTACK(p->heap.stack[i]), p->heap.heap[i],
                          v > INT64_MAX ? INT64_MAX : (int64_t)v) < 0)
                 goto oom;
         }
@@ -204,7 +267,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
     for (size_t i = 0; i < f.n; i++) {
         if (f.value[i] == 0)
             continue;
-        render(p, o, &f, i, main_of, several_heaps, chain, &t);
+        render(p, o, &f, &fs, i, main_of, several_heaps, chain, &t);
         if (t.oom)
             goto oom;
         if (t.len == 0)
@@ -238,5 +301,6 @@ done:
     free(order);
     free(main_of);
     fold_free(&f);
+    fstacks_free(&fs);
     return status;
 }
