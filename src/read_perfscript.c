@@ -178,7 +178,7 @@ static int parse_header(const char *line, size_t len, ps_header *h)
     h->pid = slash ? (int64_t)pid : -1;
     h->comm = trim(line, tok[k].s);
     /* After the time: an optional period, then "event:". */
-    span a;
+    span a = {NULL, 0};
     const char *after = s;
     if (next_token(&s, e, &a) && parse_dec(a.s, a.s + a.n, &h->period)) {
         h->has_period = 1;
@@ -186,7 +186,7 @@ static int parse_header(const char *line, size_t len, ps_header *h)
         if (!next_token(&s, e, &a))
             a.n = 0;
     }
-    if (a.n > 1 && a.s[a.n - 1] == ':' && after != e) {
+    if (a.n > 1 && a.s[a.n - 1] == ':') {
         h->event = (span){a.s, a.n - 1};
         h->rest = trim(s, e);
     } else {
@@ -607,8 +607,8 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
         span t = trim(line, line + len);
         if (t.n == 0) {
             st = finish_sample(&r);
-        } else if (line[0] == '#' && !r.open) {
-            /* perf's header block and comments. */
+        } else if (line[0] == '#') {
+            /* perf's header block and comments; no frame starts so. */
         } else if (r.open && line[0] == '\t') {
             ps_frame f;
             if (parse_frame(line, len, &f) && (f.dso.n || f.sym.n))

@@ -574,3 +574,75 @@ TEST(perfscript_pipe)
                       "burn;next_uptodate_folio 1\n");
     }
 }
+
+/* simpleperf's report_sample.py text of a corpus recording reads as the
+ * same samples, threads and stacks as the report-sample protobuf it was
+ * made from (report_sample.py prints 0 for addresses and "unknown" for
+ * symbols the protobuf leaves unnamed). */
+TEST(perfscript_report_sample_py)
+{
+    if (!t_shared()) {
+        t_skip("../shared is absent: report_sample.py text is not compared");
+        return;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/corpus/simpleperf/reference/"
+             "perf_with_jit_symbol.proto.report_sample.txt", t_shared());
+    pc_options o;
+    pc_options_init(&o);
+    o.remove_gaps = 0;
+    pc_input *in;
+    pc_profile *text = NULL;
+    pc_error err;
+    int st = pc_input_open(&in, path, &err);
+    if (st == PC_OK) {
+        st = pc_convert(in, &o, &text, &err);
+        pc_input_close(in);
+    }
+    if (st != PC_OK) {
+        t_fail(__FILE__, __LINE__, "%s", err.message);
+        return;
+    }
+    pc_profile *proto = convert_input("perf_with_jit_symbol.callchain.gaps0.trace", &o);
+    if (proto) {
+        T_EQ_INT(text->sample.n, proto->sample.n);
+        T_EQ_INT(text->thread.n, proto->thread.n);
+        for (size_t t = 0; t < proto->thread.n; t++) {
+            uint32_t u = find_thread(text, proto->thread.tid[t]);
+            T_CHECK(u != PC_NONE);
+            if (u == PC_NONE)
+                continue;
+            T_EQ_INT(text->thread.pid[u], proto->thread.pid[t]);
+            T_EQ_STR(pc_str(&text->str, text->thread.name[u]),
+                     pc_str(&proto->str, proto->thread.name[t]));
+            T_EQ_INT(thread_samples(text, u), thread_samples(proto, (uint32_t)t));
+            size_t a = text->sample.first[u], b = proto->sample.first[t];
+            for (size_t k = 0; k < thread_samples(proto, (uint32_t)t); k++) {
+                /* report_sample.py prints microseconds. */
+                T_EQ_INT(text->sample.time[a + k], proto->sample.time[b + k] / 1000 * 1000);
+                T_EQ_INT(text->sample.weight[a + k], proto->sample.weight[b + k]);
+                char want[8192];
+                snprintf(want, sizeof want, "%s", stack_text(proto, proto->sample.stack[b + k]));
+                /* Unnamed code: "lib.so+0xADDR" in the protobuf's names. */
+                for (char *q = want; (q = strstr(q, "+0x")) != NULL;) {
+                    char *start = q;
+                    while (start > want && start[-1] != ';')
+                        start--;
+                    char *end = strchr(q, ';');
+                    size_t tail = end ? strlen(end) : 0;
+                    memcpy(start, "unknown", 7);
+                    memmove(start + 7, end ? end : q + strlen(q), tail + 1);
+                    q = start + 7;
+                }
+                if (strcmp(stack_text(text, text->sample.stack[a + k]), want) != 0) {
+                    t_fail(__FILE__, __LINE__, "tid %lld sample %zu: %s, protobuf %s",
+                           (long long)proto->thread.tid[t], k,
+                           stack_text(text, text->sample.stack[a + k]), want);
+                    break;
+                }
+            }
+        }
+        pc_profile_free(proto);
+    }
+    pc_profile_free(text);
+}
