@@ -646,3 +646,43 @@ TEST(perfscript_report_sample_py)
     }
     pc_profile_free(text);
 }
+
+/* Damaged text: every prefix, and every byte replaced by a few others,
+ * converts or fails with an input error naming an offset inside the
+ * text; nothing else (the sanitizer build watches for the rest). */
+TEST(perfscript_damage)
+{
+    size_t len = sizeof fx_callchains - 1;
+    char *buf = malloc(len + 1);
+    static const char repl[] = {'\0', '\n', ' ', '\t', '(', ')', ':', '/', '[', '9', 'x', '#'};
+    size_t ok = 0, bad = 0;
+    for (size_t cut = 0; cut <= len; cut++) {
+        memcpy(buf, fx_callchains, cut);
+        pc_profile *p = NULL;
+        pc_error err;
+        int st = convert_bytes(buf, cut, NULL, &p, &err);
+        if (st != PC_OK && st != PC_EINPUT)
+            t_fail(__FILE__, __LINE__, "prefix %zu: status %d: %s", cut, st, err.message);
+        st == PC_OK ? ok++ : bad++;
+        pc_profile_free(p);
+    }
+    for (size_t i = 0; i < len; i++) {
+        for (size_t r = 0; r < sizeof repl; r++) {
+            memcpy(buf, fx_callchains, len);
+            buf[i] = repl[r];
+            pc_profile *p = NULL;
+            pc_error err;
+            int st = convert_bytes(buf, len, NULL, &p, &err);
+            if (st != PC_OK && st != PC_EINPUT)
+                t_fail(__FILE__, __LINE__, "byte %zu = %d: status %d", i, repl[r], st);
+            if (st == PC_EINPUT) {
+                const char *off = strstr(err.message, "offset ");
+                T_CHECK(off && strtoull(off + 7, NULL, 10) <= len);
+            }
+            pc_profile_free(p);
+        }
+    }
+    /* Both outcomes happen: the damage is real and most text survives. */
+    T_CHECK(ok > 0 && bad > 0);
+    free(buf);
+}
