@@ -86,6 +86,23 @@ void pfe_frame(pb_buf *b, uint32_t field, uint64_t iid, uint64_t name_iid,
     pb_end(b, m);
 }
 
+void pfe_heap_callstacks(pb_buf *b)
+{
+    size_t in = pb_begin(b, PFE_INTERNED);
+    pfe_str(b, PFE_FUNCTION_NAMES, 1, "main");
+    pfe_str(b, PFE_FUNCTION_NAMES, 2, "malloc");
+    pfe_str(b, PFE_FUNCTION_NAMES, 3, "decode");
+    pfe_frame(b, PFE_FRAMES, 1, 1, 0, 1);
+    pfe_frame(b, PFE_FRAMES, 2, 2, 0, 2);
+    pfe_frame(b, PFE_FRAMES, 3, 3, 0, 3);
+    /* Frames are listed root first here, as the trace format has them. */
+    uint64_t s1[] = {1, 2}, s2[] = {1, 3, 2}, s3[] = {1};
+    pfe_callstack(b, PFE_CALLSTACKS, 1, s1, 2, 0);
+    pfe_callstack(b, PFE_CALLSTACKS, 2, s2, 3, 0);
+    pfe_callstack(b, PFE_CALLSTACKS, 3, s3, 1, 0);
+    pb_end(b, in);
+}
+
 void pfe_callstack(pb_buf *b, uint32_t field, uint64_t iid, const uint64_t *frames,
                    size_t n, int packed)
 {

@@ -58,6 +58,11 @@ void pfe_frame(pb_buf *b, uint32_t field, uint64_t iid, uint64_t name_iid,
 void pfe_callstack(pb_buf *b, uint32_t field, uint64_t iid, const uint64_t *frames,
                    size_t n, int packed);
 
+/* A whole InternedData: functions main, malloc and decode (iids 1-3),
+ * one frame each (iids 1-3, no mapping), and callstacks 1 main;malloc,
+ * 2 main;decode;malloc and 3 main, as the heap fixtures use them. */
+void pfe_heap_callstacks(pb_buf *b);
+
 /* A PerfSample payload; count < 0 writes no timebase_count, cs 0 no
  * callstack. */
 void pfe_perf_sample(pb_buf *b, uint32_t cpu, uint32_t pid, uint32_t tid, uint64_t cs,

@@ -470,20 +470,8 @@ static void fx_heap(pb_buf *b)
         heap_sample(b, 3, 50, 50);
         pb_end(b, hd);
         pb_end(b, m.pp);
-        if (dump == 0) {
-            size_t in = pb_begin(b, PFE_INTERNED);
-            pfe_str(b, PFE_FUNCTION_NAMES, 1, "main");
-            pfe_str(b, PFE_FUNCTION_NAMES, 2, "malloc");
-            pfe_str(b, PFE_FUNCTION_NAMES, 3, "decode");
-            pfe_frame(b, PFE_FRAMES, 1, 1, 0, 1);
-            pfe_frame(b, PFE_FRAMES, 2, 2, 0, 2);
-            pfe_frame(b, PFE_FRAMES, 3, 3, 0, 3);
-            uint64_t s1[] = {1, 2}, s2[] = {1, 3, 2}, s3[] = {1};
-            pfe_callstack(b, PFE_CALLSTACKS, 1, s1, 2, 0);
-            pfe_callstack(b, PFE_CALLSTACKS, 2, s2, 3, 0);
-            pfe_callstack(b, PFE_CALLSTACKS, 3, s3, 1, 0);
-            pb_end(b, in);
-        }
+        if (dump == 0)
+            pfe_heap_callstacks(b);
         pb_end(b, m.pk);
         /* An empty packet ends the dump. */
         m = heap_open(b, base + 2, 0);

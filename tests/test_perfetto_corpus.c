@@ -16,21 +16,6 @@
 
 /* ---- Reading the corpus ---- */
 
-static char *read_text(const char *path)
-{
-    size_t n;
-    unsigned char *d = t_read_file(path, &n);
-    if (!d)
-        return NULL;
-    char *s = realloc(d, n + 1);
-    if (!s) {
-        free(d);
-        return NULL;
-    }
-    s[n] = 0;
-    return s;
-}
-
 static pc_profile *convert_path(const char *path, const pc_options *o)
 {
     size_t n;

@@ -468,17 +468,6 @@ static void compare_report(const pc_profile *p, const char *report, const char *
     T_CHECK(frame_category(p, "spin_a") == PC_CAT_USER);
 }
 
-static char *read_text(const char *path)
-{
-    size_t n;
-    unsigned char *d = t_read_file(path, &n);
-    if (!d)
-        return NULL;
-    char *s = realloc(d, n + 1);
-    s[n] = 0;
-    return s;
-}
-
 static void check_recording(const char *dir, const char *tag, int callchains)
 {
     char data[600], text[600], report[600];

@@ -162,3 +162,18 @@ size_t gzip_bytes(const void *data, size_t len, unsigned char **out)
     deflateEnd(&z);
     return n;
 }
+
+char *read_text(const char *path)
+{
+    size_t n;
+    unsigned char *d = t_read_file(path, &n);
+    if (!d)
+        return NULL;
+    char *s = realloc(d, n + 1);
+    if (!s) {
+        free(d);
+        return NULL;
+    }
+    s[n] = 0;
+    return s;
+}

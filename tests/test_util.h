@@ -38,6 +38,10 @@ int frame_category(const pc_profile *p, const char *name);
 void log_capture_start(pc_options *o);
 const char *log_capture_text(void);
 
+/* Reads a whole file (gunzipping *.gz) as a NUL-terminated string; NULL
+ * if unreadable.  Caller frees. */
+char *read_text(const char *path);
+
 /* Gzips len bytes as one member into *out (malloc'd); returns its size. */
 size_t gzip_bytes(const void *data, size_t len, unsigned char **out);
 
