@@ -550,8 +550,10 @@ static int on_header(reader *r, const ps_header *h)
     int st;
     if ((st = finish_sample(r)) != PC_OK)
         return st;
-    /* perf's side-band records (--show-task-events and the like). */
-    if (h->event.n > 12 && memcmp(h->event.s, "PERF_RECORD_", 12) == 0) {
+    /* perf's side-band records (--show-task-events, --show-mmap-events
+     * and the like), with or without a ':' after their name. */
+    if ((h->event.n > 12 && memcmp(h->event.s, "PERF_RECORD_", 12) == 0) ||
+        (!h->event.n && h->rest.n > 12 && memcmp(h->rest.s, "PERF_RECORD_", 12) == 0)) {
         r->side_records++;
         return PC_OK;
     }

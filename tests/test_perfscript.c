@@ -27,6 +27,9 @@ static const char fx_callchains[] =
     "# cmdline : /usr/bin/perf record -g\n"
     "# ========\n"
     "#\n"
+    "            perf   100/100  [000]     4.999000000: PERF_RECORD_COMM: main:100/100\n"
+    "            main   100/100  [000]     4.999500000: PERF_RECORD_MMAP2 100/100: "
+    "[0x55d000(0x1000) @ 0 fd:01 123 0]: r-xp /usr/bin/app\n"
     "Web Content  100/101 [002]     5.000000100:     250000 cpu-clock: \n"
     "\tffffffff81000010 __schedule+0x10 ([kernel.kallsyms])\n"
     "\tffffffff81000020 do_syscall_64+0x20 ([kernel.kallsyms])\n"
@@ -85,9 +88,12 @@ TEST(perfscript_callchains)
     pc_options_init(&o);
     o.event = "cpu-clock";
     o.remove_gaps = 0;
+    log_capture_start(&o);
     pc_profile *p = convert_text(fx_callchains, &o);
     if (!p)
         return;
+    /* perf's side-band records are no samples, and are told of. */
+    T_CONTAINS(log_capture_text(), "2 side-band records (PERF_RECORD_*) were skipped");
     T_EQ_STR(pc_str(&p->str, p->meta.source), "perf script");
     T_EQ_INT(p->meta.n_events, 3);
     T_EQ_STR(event_name(p, 0), "cpu-clock");
