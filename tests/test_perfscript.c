@@ -2,6 +2,7 @@
  * and simpleperf print, damaged text, and real `perf record` / `perf
  * script` output compared with `perf report` on the same perf.data when
  * perf can record here. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -381,6 +382,25 @@ static const char burn_c[] =
     "    for (int k = 0; k < 800; k++) step(k + 1); pthread_join(t, NULL);\n"
     "    printf(\"%lu\\n\", sink); return 0; }\n";
 
+/* Whether a folded perf report stack holds a frame perf could not name,
+ * which it prints as an address ("0x1a2b", or a bare "0") where the text
+ * names the library. */
+static int unresolved_frame(const char *stack)
+{
+    for (const char *f = stack; *f;) {
+        size_t n = strcspn(f, ";");
+        size_t hex = 0;
+        while (hex < n && isxdigit((unsigned char)f[hex]))
+            hex++;
+        if ((n > 2 && f[0] == '0' && f[1] == 'x') || (n > 0 && hex == n))
+            return 1;
+        f += n;
+        if (*f == ';')
+            f++;
+    }
+    return 0;
+}
+
 /* What perf report says of one event. */
 typedef struct report_event {
     char name[64];
@@ -453,7 +473,7 @@ static void compare_report(const pc_profile *p, const char *report, const char *
         } else if (callchains && pid >= 0 && sscanf(line, "%llu %n", &n, &used) == 1 && used) {
             /* A folded callchain of the row above: "count root;...;leaf". */
             const char *stack = line + used;
-            if (strstr(stack, "0x") || strncmp(sym, "0x", 2) == 0)
+            if (unresolved_frame(stack) || strncmp(sym, "0x", 2) == 0)
                 continue;
             size_t ours = 0;
             for (size_t i = 0; i < p->sample.n; i++)
