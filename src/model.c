@@ -48,6 +48,7 @@ pc_profile *pc_profile_new(void)
     p->meta.source = p->meta.app_package = p->meta.app_type = PC_NONE;
     p->meta.sdk_version = p->meta.build_type = PC_NONE;
     p->meta.kept_events_all = 1;
+    p->stack.root_child = PC_NONE;
     return p;
 }
 
@@ -68,6 +69,7 @@ void pc_profile_free(pc_profile *p)
     free(p->frame.exec);
     free(p->stack.prefix);
     free(p->stack.frame);
+    free(p->stack.child);
     pc_htab_free(&p->stack.idx);
     free(p->thread.pid);
     free(p->thread.tid);
@@ -182,20 +184,35 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
 {
     pc_probe pr;
-    if (p->oom || p->stack.n >= PC_NONE - 1 ||
-        pc_htab_reserve(&p->stack.idx, p->stack.n + 1) < 0)
+    if (p->oom)
+        return PC_NONE;
+    uint32_t *last = prefix == PC_NONE ? &p->stack.root_child
+                     : prefix < p->stack.n ? &p->stack.child[prefix] : NULL;
+    if (last && *last != PC_NONE && p->stack.frame[*last] == frame)
+        return *last;
+    if (p->stack.n >= PC_NONE - 1 || pc_htab_reserve(&p->stack.idx, p->stack.n + 1) < 0)
         return oom(p);
     pc_probe_start(&p->stack.idx, pc_mix64((uint64_t)prefix << 32 | frame), &pr);
     for (uint32_t id; (id = pc_probe_next(&p->stack.idx, &pr)) != PC_NONE;)
-        if (p->stack.prefix[id] == prefix && p->stack.frame[id] == frame)
+        if (p->stack.prefix[id] == prefix && p->stack.frame[id] == frame) {
+            if (last)
+                *last = id;
             return id;
-    struct pc_col cols[] = {PC_COL(p->stack.prefix), PC_COL(p->stack.frame)};
-    if (pc_grow_cols(&p->stack.cap, p->stack.n + 1, cols, 2) < 0)
+        }
+    struct pc_col cols[] = {PC_COL(p->stack.prefix), PC_COL(p->stack.frame),
+                            PC_COL(p->stack.child)};
+    if (pc_grow_cols(&p->stack.cap, p->stack.n + 1, cols, 3) < 0)
         return oom(p);
     uint32_t id = (uint32_t)p->stack.n++;
     p->stack.prefix[id] = prefix;
     p->stack.frame[id] = frame;
+    p->stack.child[id] = PC_NONE;
     pc_htab_insert(&p->stack.idx, &pr, id);
+    /* The columns may have moved: take the slot again. */
+    if (prefix == PC_NONE)
+        p->stack.root_child = id;
+    else if (prefix < p->stack.n)
+        p->stack.child[prefix] = id;
     return id;
 }
 

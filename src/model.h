@@ -97,6 +97,10 @@ struct pc_profile {
 
     struct {
         uint32_t *prefix, *frame;
+        /* The child of each stack (and of the root, root_child) last asked
+         * for: consecutive samples mostly repeat the previous one's path,
+         * so this is tried before the hash table. */
+        uint32_t *child, root_child;
         size_t n, cap;
         pc_htab idx;
     } stack;
