@@ -77,6 +77,24 @@ int pb_expect(pb_reader *r, const pb_field *f, uint32_t wt);
  * enum pb_error (and leaves *p unchanged on error). */
 int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
 
+/* pb_varint with its common cases inline, for the hot loops: varints of
+ * one or two bytes. */
+static inline int pb_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p < end && p[0] < 0x80) {
+        *out = p[0];
+        *pp = p + 1;
+        return PB_OK;
+    }
+    if (end - p >= 2 && p[1] < 0x80) {
+        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return PB_OK;
+    }
+    return pb_varint(pp, end, out);
+}
+
 /* Reads the next element of a packed repeated varint field held in r
  * (made with pb_reader_sub).  Returns 1, 0 at the end, -1 on error. */
 int pb_packed_varint(pb_reader *r, uint64_t *out);

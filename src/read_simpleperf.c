@@ -118,6 +118,30 @@ static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
     pb_field f;
     int got;
     memset(e, 0, sizeof *e);
+    /* Fast path for the entries as simpleperf writes them (one-byte tags
+     * of the four varint fields); anything else, errors included, is left
+     * to the general loop below from where this one stopped. */
+    const uint8_t *p = pr->p, *end = pr->end;
+    while (p < end) {
+        uint8_t tag = *p;
+        uint64_t v;
+        const uint8_t *q = p + 1;
+        if ((tag != 0x08 && tag != 0x10 && tag != 0x18 && tag != 0x20) ||
+            pb_varint_fast(&q, end, &v) != PB_OK)
+            break;
+        if (tag == 0x08)
+            e->vaddr = v;
+        else if (tag == 0x10)
+            e->file_id = (uint32_t)v;
+        else if (tag == 0x18)
+            e->symbol_id = (int32_t)(uint32_t)v;
+        else if (v <= PC_EXEC_ART) {
+            e->exec = (uint8_t)v;
+            e->has_exec = 1;
+        }
+        p = q;
+    }
+    pr->p = p;
     while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
         switch (f.number) {
         case 1: e->vaddr = f.value; break;
@@ -158,14 +182,36 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
     sp_reader *r = d->r;
     pb_field f;
     pb_reader sub;
-    int got;
+    int got = 0;
     size_t n = 0;
     memset(&rec->sample, 0, sizeof rec->sample);
-    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
-        switch (f.number) {
-        case 1: rec->sample.time = f.value; break;
-        case 2: rec->sample.tid = (int32_t)(uint32_t)f.value; break;
-        case 3:
+    for (;;) {
+        /* Fast path for callchain entries, most of a sample: the tag
+         * byte, a short length that fits, no pb_field. */
+        const uint8_t *q = pr->p;
+        uint64_t len;
+        if (q < pr->end && *q++ == 0x1a && pb_varint_fast(&q, pr->end, &len) == PB_OK &&
+            len <= (uint64_t)(pr->end - q)) {
+            f.data = q;
+            f.len = (size_t)len;
+            pr->p = q + len;
+        } else if ((got = next_field(d, pr, &f, expect, sizeof expect)) <= 0) {
+            break;
+        } else if (f.number != 3) {
+            switch (f.number) {
+            case 1: rec->sample.time = f.value; break;
+            case 2: rec->sample.tid = (int32_t)(uint32_t)f.value; break;
+            case 4: rec->sample.event_count = f.value; break;
+            case 5: rec->sample.event_type_id = (uint32_t)f.value; break;
+            case 6:
+                pb_reader_sub(pr, &f, &sub);
+                if (dec_unwind(d, &sub, rec) < 0)
+                    return -1;
+                break;
+            }
+            continue;
+        }
+        {
             if (n == r->chain_cap) {
                 size_t cap = r->chain_cap ? r->chain_cap * 2 : 256;
                 sp_entry *c = realloc(r->chain, cap * sizeof *c);
@@ -179,14 +225,6 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
             pb_reader_sub(pr, &f, &sub);
             if (dec_entry(d, &sub, &r->chain[n++]) < 0)
                 return -1;
-            break;
-        case 4: rec->sample.event_count = f.value; break;
-        case 5: rec->sample.event_type_id = (uint32_t)f.value; break;
-        case 6:
-            pb_reader_sub(pr, &f, &sub);
-            if (dec_unwind(d, &sub, rec) < 0)
-                return -1;
-            break;
         }
     }
     rec->sample.chain = r->chain;
@@ -522,9 +560,23 @@ static int on_sample(build *b, const sp_record *rec)
             return nomem(b);
         stack = pc_stack(p, PC_NONE, frame);
     }
-    /* The callchain is leaf first; stacks are built from the root. */
+    /* The callchain is leaf first; stacks are built from the root.  When
+     * the entry is the frame of the child this stack last had (the
+     * previous sample's path, mostly), frame and stack are known without
+     * hashing. */
     for (size_t i = rec->sample.n_chain; i-- > 0;) {
-        uint32_t frame = frame_of(b, &rec->sample.chain[i], rec->offset);
+        const sp_entry *e = &rec->sample.chain[i];
+        uint32_t last = stack == PC_NONE ? p->stack.root_child
+                        : p->stack.child[stack];
+        if (last != PC_NONE) {
+            uint32_t f = p->stack.frame[last];
+            if (p->frame.addr[f] == e->vaddr && b->fr.file[f] == e->file_id &&
+                b->fr.sym[f] == e->symbol_id && p->frame.exec[f] == e->exec) {
+                stack = last;
+                continue;
+            }
+        }
+        uint32_t frame = frame_of(b, e, rec->offset);
         if (frame == PC_NONE)
             return nomem(b);
         stack = pc_stack(p, stack, frame);
