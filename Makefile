@@ -33,7 +33,7 @@ LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
 LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%.o)
-BENCH_TOOLS := $(BUILD)/gen-simpleperf
+BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/skim
 
 all: $(BUILD)/profconv
 
@@ -68,6 +68,9 @@ check: $(BUILD)/profconv $(BUILD)/run-tests
 	@bash tests/tools/get-speedscope-schema.sh
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests $(T)
 
+$(BUILD)/skim: $(BUILD)/bench/skim.o $(BUILD)/libprofconv.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 example: $(BUILD)/profconv $(BUILD)/gen-simpleperf
 	./$(BUILD)/gen-simpleperf --samples 20000 --threads 6 -o example.trace
 	./$(BUILD)/profconv example.trace -o example.json.gz
@@ -80,7 +83,7 @@ $(BUILD)/gzip-bench: bench/gzip_bench.c
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) $(LDLIBS_ALL) \
 	    $(if $(wildcard /usr/include/libdeflate.h),-ldeflate)
 
-bench: $(BUILD)/profconv $(BUILD)/gen-simpleperf $(BUILD)/gzip-bench
+bench: $(BUILD)/profconv $(BUILD)/gen-simpleperf $(BUILD)/skim $(BUILD)/gzip-bench
 	bash bench/run.sh $(BUILD)
 
 install: $(BUILD)/profconv $(BUILD)/libprofconv.a

@@ -25,29 +25,7 @@ void pb_reader_sub(const pb_reader *parent, const pb_field *f, pb_reader *child)
 
 int pb_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
-    const uint8_t *p = *pp;
-    /* Fast path: a one-byte varint is by far the most common. */
-    if (p < end && *p < 0x80) {
-        *out = *p;
-        *pp = p + 1;
-        return PB_OK;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        if (p >= end)
-            return PB_ETRUNCATED;
-        uint8_t byte = *p++;
-        /* The tenth byte may only carry the single top bit of 64. */
-        if (shift == 63 && byte > 1)
-            return PB_EVARINT;
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        if (byte < 0x80) {
-            *out = v;
-            *pp = p;
-            return PB_OK;
-        }
-    }
-    return PB_EVARINT;
+    return pb_varint_fast(pp, end, out);
 }
 
 static int fail(pb_reader *r, int err, const uint8_t *at)
@@ -66,7 +44,7 @@ int pb_next(pb_reader *r, pb_field *f)
     if (p >= r->end)
         return 0;
     f->at = p;
-    if ((e = pb_varint(&p, r->end, &tag)) != PB_OK)
+    if ((e = pb_varint_fast(&p, r->end, &tag)) != PB_OK)
         return fail(r, e, f->at);
     if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
         return fail(r, PB_EFIELD, f->at);
@@ -77,7 +55,7 @@ int pb_next(pb_reader *r, pb_field *f)
     f->value = 0;
     switch (f->wiretype) {
     case PB_VARINT:
-        if ((e = pb_varint(&p, r->end, &f->value)) != PB_OK)
+        if ((e = pb_varint_fast(&p, r->end, &f->value)) != PB_OK)
             return fail(r, e, p);
         break;
     case PB_I64:
@@ -97,7 +75,7 @@ int pb_next(pb_reader *r, pb_field *f)
     case PB_LEN: {
         uint64_t len;
         const uint8_t *lenat = p;
-        if ((e = pb_varint(&p, r->end, &len)) != PB_OK)
+        if ((e = pb_varint_fast(&p, r->end, &len)) != PB_OK)
             return fail(r, e, lenat);
         if (len > (uint64_t)(r->end - p))
             return fail(r, PB_ELENGTH, lenat);
@@ -125,7 +103,7 @@ int pb_packed_varint(pb_reader *r, uint64_t *out)
     if (r->p >= r->end)
         return 0;
     const uint8_t *at = r->p;
-    int e = pb_varint(&r->p, r->end, out);
+    int e = pb_varint_fast(&r->p, r->end, out);
     if (e != PB_OK)
         return fail(r, e, at);
     return 1;

@@ -77,8 +77,7 @@ int pb_expect(pb_reader *r, const pb_field *f, uint32_t wt);
  * enum pb_error (and leaves *p unchanged on error). */
 int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
 
-/* pb_varint with its common cases inline, for the hot loops: varints of
- * one or two bytes. */
+/* pb_varint inline, for the hot loops: the same checks and results. */
 static inline int pb_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
     const uint8_t *p = *pp;
@@ -87,12 +86,22 @@ static inline int pb_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_
         *pp = p + 1;
         return PB_OK;
     }
-    if (end - p >= 2 && p[1] < 0x80) {
-        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-        *pp = p + 2;
-        return PB_OK;
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (p >= end)
+            return PB_ETRUNCATED;
+        uint8_t byte = *p++;
+        /* The tenth byte may only carry the single top bit of 64. */
+        if (shift == 63 && byte > 1)
+            return PB_EVARINT;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (byte < 0x80) {
+            *out = v;
+            *pp = p;
+            return PB_OK;
+        }
     }
-    return pb_varint(pp, end, out);
+    return PB_EVARINT;
 }
 
 /* Reads the next element of a packed repeated varint field held in r

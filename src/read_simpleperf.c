@@ -434,12 +434,17 @@ typedef struct build {
     pc_input *in;
     pc_error *err;
 
-    /* A frame per distinct callchain entry.  Frame ids equal the model's,
-     * which holds the address and execution type; the file and symbol
-     * ids wait here until the Files are read. */
+    /* A frame per distinct callchain entry.  Frame ids equal the model's;
+     * the file and symbol ids wait here until the Files are read.  The
+     * whole entry is kept in one place, key[id], so that a lookup
+     * touches one cache line instead of one per column. */
     struct {
-        uint32_t *file;
-        int32_t *sym;
+        struct fkey {
+            uint64_t vaddr;
+            uint32_t file;
+            int32_t sym;
+            uint32_t exec;
+        } *key;
         uint64_t *first_off;  /* record where the entry first appeared */
         size_t n, cap;
         pc_htab idx;
@@ -469,6 +474,12 @@ static int nomem(build *b)
     return pc_fail(b->err, PC_ENOMEM, "%s: out of memory", src_name(b->in));
 }
 
+static int key_is(const struct fkey *k, const sp_entry *e)
+{
+    return k->vaddr == e->vaddr && k->file == e->file_id && k->sym == e->symbol_id &&
+           k->exec == e->exec;
+}
+
 static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
 {
     pc_probe pr;
@@ -478,20 +489,17 @@ static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
         return PC_NONE;
     pc_probe_start(&b->fr.idx, h, &pr);
     for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
-        if (b->p->frame.addr[id] == e->vaddr && b->fr.file[id] == e->file_id &&
-            b->fr.sym[id] == e->symbol_id && b->p->frame.exec[id] == e->exec)
+        if (key_is(&b->fr.key[id], e))
             return id;
-    struct pc_col cols[] = {PC_COL(b->fr.file), PC_COL(b->fr.sym),
-                            PC_COL(b->fr.first_off)};
-    if (pc_grow_cols(&b->fr.cap, b->fr.n + 1, cols, 3) < 0)
+    struct pc_col cols[] = {PC_COL(b->fr.key), PC_COL(b->fr.first_off)};
+    if (pc_grow_cols(&b->fr.cap, b->fr.n + 1, cols, 2) < 0)
         return PC_NONE;
     /* The name comes with the File record at the end of the file. */
     uint32_t id = pc_add_frame(b->p, PC_NONE, e->vaddr, PC_CAT_USER, e->exec);
     if (id == PC_NONE)
         return PC_NONE;
     b->fr.n++;
-    b->fr.file[id] = e->file_id;
-    b->fr.sym[id] = e->symbol_id;
+    b->fr.key[id] = (struct fkey){e->vaddr, e->file_id, e->symbol_id, e->exec};
     b->fr.first_off[id] = off;
     pc_htab_insert(&b->fr.idx, &pr, id);
     return id;
@@ -570,8 +578,7 @@ static int on_sample(build *b, const sp_record *rec)
                         : p->stack.child[stack];
         if (last != PC_NONE) {
             uint32_t f = p->stack.frame[last];
-            if (p->frame.addr[f] == e->vaddr && b->fr.file[f] == e->file_id &&
-                b->fr.sym[f] == e->symbol_id && p->frame.exec[f] == e->exec) {
+            if (key_is(&b->fr.key[f], e)) {
                 stack = last;
                 continue;
             }
@@ -697,7 +704,7 @@ static int resolve_frames(build *b)
         if (p->frame.exec[id] == UNWIND_FRAME) {
             char buf[32], label[64];
             snprintf(label, sizeof label, "[unwind error: %s]",
-                     error_name((uint32_t)b->fr.sym[id], buf, 0));
+                     error_name((uint32_t)b->fr.key[id].sym, buf, 0));
             if (no_file == PC_NONE)
                 no_file = pc_resource(p, pc_intern(p, "", 0));
             p->frame.func[id] = pc_func(p, pc_intern_cstr(p, label), no_file);
@@ -705,18 +712,18 @@ static int resolve_frames(build *b)
             p->frame.exec[id] = PC_EXEC_NATIVE;
             continue;
         }
-        pc_probe_start(&b->files.idx, pc_mix64(b->fr.file[id]), &pr);
+        pc_probe_start(&b->files.idx, pc_mix64(b->fr.key[id].file), &pr);
         if (b->files.n)
             for (uint32_t i; (i = pc_probe_next(&b->files.idx, &pr)) != PC_NONE;)
-                if (b->files.id[i] == b->fr.file[id]) {
+                if (b->files.id[i] == b->fr.key[id].file) {
                     fi = i;
                     break;
                 }
         if (fi == PC_NONE)
             return src_fail_at(b->in, b->err, b->fr.first_off[id],
                                "sample refers to file_id %" PRIu32
-                               ", which has no File record", b->fr.file[id]);
-        int32_t sym = b->fr.sym[id];
+                               ", which has no File record", b->fr.key[id].file);
+        int32_t sym = b->fr.key[id].sym;
         uint32_t path = b->files.path[fi];
         const char *path_s = pc_str(&p->str, path);
         size_t path_len = pc_str_len(&p->str, path);
@@ -739,7 +746,7 @@ static int resolve_frames(build *b)
             return src_fail_at(b->in, b->err, b->fr.first_off[id],
                                "sample refers to symbol_id %" PRId32 " of file_id %"
                                PRIu32 ", which has %" PRIu32 " symbols",
-                               sym, b->fr.file[id], b->files.nsym[fi]);
+                               sym, b->fr.key[id].file, b->files.nsym[fi]);
         } else {
             fname = b->syms[b->files.sym0[fi] + (size_t)sym];
         }
@@ -771,8 +778,7 @@ static int name_orphans(build *b)
 
 static void free_build(build *b)
 {
-    free(b->fr.file);
-    free(b->fr.sym);
+    free(b->fr.key);
     free(b->fr.first_off);
     pc_htab_free(&b->fr.idx);
     pc_htab_free(&b->tid_idx);
