@@ -80,6 +80,18 @@ enum pc_offcpu_mode {
     PC_OFFCPU_MIXED,        /* both, all under the first event type */
 };
 
+/* How far reading has come: bytes of the input read (compressed bytes for
+ * gzip input), the input's size (0 when unknown, as for a pipe), and the
+ * samples read so far. */
+typedef struct pc_progress {
+    uint64_t bytes, total, samples;
+} pc_progress;
+
+/* Receives progress while pc_convert() reads: after each MiB or so of
+ * input, and once when reading ends.  The struct is valid only during
+ * the call. */
+typedef void (*pc_progress_fn)(void *ctx, const pc_progress *p);
+
 /* A list of values given by the caller; the library reads but never keeps
  * or frees it. */
 typedef struct pc_strings {
@@ -156,6 +168,8 @@ typedef struct pc_options {
 
     pc_log_fn log;      /* may be NULL */
     void *log_ctx;
+    pc_progress_fn progress;  /* may be NULL */
+    void *progress_ctx;
 } pc_options;
 
 /* Fills o with the defaults: remove_gaps -1, first event, no filters, ART
@@ -227,6 +241,13 @@ typedef struct pc_write_options {
      * every process in one profile.  pc_profile_pids() lists them, for a
      * profile per process. */
     int64_t pprof_pid;
+    /* Warnings about the output, one line each (may be NULL): a JSON
+     * output longer than json_limit bytes (0, the default, means 512 MiB:
+     * the longest string the Firefox Profiler's browser can read a file
+     * into) is written whole, and said to be too large, with the ways out. */
+    pc_log_fn log;
+    void *log_ctx;
+    uint64_t json_limit;
 } pc_write_options;
 
 /* Fills o with the defaults: processed Firefox format, no gzip, level 1,

@@ -1,5 +1,6 @@
 /* The public entry points: detect the input format, read, transform,
  * write. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +32,33 @@ void pc_write_options_init(pc_write_options *o)
     o->pprof_pid = -1;
 }
 
-static int read_any(pc_input *in, pc_profile *p, const pc_options *o,
-                    pc_error *err)
+typedef struct progress_bridge {
+    const pc_options *o;
+    const pc_profile *p;
+} progress_bridge;
+
+static void tell_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    const progress_bridge *b = ctx;
+    pc_progress pr = {done, total, b->p->sample.n};
+    b->o->progress(b->o->progress_ctx, &pr);
+}
+
+static int read_format(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err);
+
+static int read_any(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
+{
+    progress_bridge b = {o, p};
+    if (o->progress)
+        src_set_progress(in, tell_progress, &b);
+    int st = read_format(in, p, o, err);
+    if (st == PC_OK)
+        src_report_end(in);
+    src_set_progress(in, NULL, NULL);
+    return st;
+}
+
+static int read_format(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
 {
     int got = src_need(in, SP_MAGIC_LEN, err);
     if (got < 0)
@@ -228,6 +254,26 @@ static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
     return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
 }
 
+/* Browsers cap a string at 2^29 - 24 characters (V8; 2^30 in
+ * SpiderMonkey), and the profiler reads a file into one string. */
+#define JSON_LIMIT (512ull << 20)
+
+static void check_size(const pc_sink *s, const char *path, const pc_write_options *o)
+{
+    uint64_t limit = o->json_limit ? o->json_limit : JSON_LIMIT;
+    uint64_t n = sink_bytes(s);
+    if (!o->log || n <= limit ||
+        (o->format != PC_FORMAT_FIREFOX && o->format != PC_FORMAT_GECKO &&
+         o->format != PC_FORMAT_SPEEDSCOPE))
+        return;
+    char line[512];
+    snprintf(line, sizeof line, "%s: the JSON is %.0f MiB, more than the %.0f MiB a browser "
+             "reads as one string, so the profiler will not open it: keep less with "
+             "--tid, --pid, --thread-name or --time-range, or use --to pprof or --to folded",
+             path, (double)n / (1 << 20), (double)limit / (1 << 20));
+    o->log(o->log_ctx, PC_LOG_WARN, line);
+}
+
 int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
              pc_error *err)
 {
@@ -239,6 +285,7 @@ int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
         sink_abort(s);
         return st;
     }
+    check_size(s, strcmp(path, "-") == 0 ? "<stdout>" : path, o);
     return sink_finish(s, NULL, NULL, err);
 }
 
@@ -253,5 +300,6 @@ int pc_write_memory(const pc_profile *p, const pc_write_options *o,
         sink_abort(s);
         return st;
     }
+    check_size(s, "<memory>", o);
     return sink_finish(s, data, size, err);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "profconv.h"
@@ -121,6 +122,9 @@ static const char usage_text[] =
 "                        demangling them.\n"
 "\n"
 "  -q, --quiet           print errors only (no progress, no warnings)\n"
+"      --progress        show reading progress (bytes, samples, rate, time\n"
+"                        left) even when standard error is not a terminal;\n"
+"                        on a terminal it is shown unless -q.\n"
 "  -h, --help            show this help\n"
 "  -V, --version         show the version\n"
 "\n"
@@ -142,11 +146,56 @@ static const char usage_text[] =
 static int quiet;
 static const char *input_name = "";
 
+/* The progress line: redrawn in place on a terminal (and cleared before
+ * any other message), a line at a time otherwise; at most 4 a second. */
+static struct {
+    int on, tty, shown;
+    double start, last;
+} prog;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void clear_progress(void)
+{
+    if (prog.tty && prog.shown) {
+        fputs("\r\033[K", stderr);
+        prog.shown = 0;
+    }
+}
+
+static void show_progress(void *ctx, const pc_progress *p)
+{
+    (void)ctx;
+    double t = now(), elapsed = t - prog.start;
+    int final = p->total && p->bytes >= p->total;
+    if (t - prog.last < 0.25 && !final)
+        return;
+    prog.last = t;
+    double mb = (double)p->bytes / 1e6, rate = elapsed > 0 ? mb / elapsed : 0;
+    char left[48] = "";
+    if (p->total && rate > 0 && p->bytes < p->total)
+        snprintf(left, sizeof left, ", %.0f s left", ((double)p->total / 1e6 - mb) / rate);
+    char of[48] = "";
+    if (p->total)
+        snprintf(of, sizeof of, " of %.1f MB (%d%%)", (double)p->total / 1e6,
+                 (int)(100.0 * (double)p->bytes / (double)p->total));
+    fprintf(stderr, "%sprofconv: %s: read %.1f MB%s, %llu samples, %.0f MB/s%s%s",
+            prog.tty ? "\r" : "", input_name, mb, of, (unsigned long long)p->samples, rate,
+            left, prog.tty ? "\033[K" : "\n");
+    prog.shown = 1;
+}
+
 static void log_line(void *ctx, int level, const char *message)
 {
     (void)ctx;
     if (quiet)
         return;
+    clear_progress();
     fprintf(stderr, "profconv: %s%s%s%s\n", input_name, *input_name ? ": " : "",
             level == PC_LOG_WARN ? "warning: " : "", message);
 }
@@ -323,7 +372,7 @@ enum {
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
-    OPT_PPROF_SPLIT,
+    OPT_PPROF_SPLIT, OPT_PROGRESS,
 };
 
 /* "dir/perf.pb.gz" and pid 12 -> "dir/perf.12.pb.gz" (malloc'd): the pid
@@ -386,6 +435,7 @@ int main(int argc, char **argv)
         {"folded-value", required_argument, NULL, OPT_FOLDED_VALUE},
         {"folded-annotate", no_argument, NULL, OPT_FOLDED_ANNOTATE},
         {"pprof-split", required_argument, NULL, OPT_PPROF_SPLIT},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -498,6 +548,7 @@ int main(int argc, char **argv)
                 return usage_error("--pprof-split takes none or process, not '%s'", optarg);
             break;
         case 'q': quiet = 1; break;
+        case OPT_PROGRESS: prog.on = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -571,10 +622,17 @@ int main(int argc, char **argv)
     pc_profile *prof = NULL;
     opt.log = log_line;
     input_name = strcmp(input, "-") == 0 ? "<stdin>" : input;
+    prog.tty = isatty(STDERR_FILENO);
+    if ((prog.on || prog.tty) && !quiet) {
+        prog.on = 1;
+        prog.start = prog.last = now();
+        opt.progress = show_progress;
+    }
     int st = pc_input_open(&in, input, &err);
     if (st == PC_OK)
         st = pc_convert(in, &opt, &prof, &err);
     pc_input_close(in);
+    clear_progress();
     if (st == PC_OK && wopt.format == PC_FORMAT_GECKO && !quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);
@@ -584,6 +642,7 @@ int main(int argc, char **argv)
                     input_name, sum.heap_rows);
     }
     size_t n_split = 0;
+    wopt.log = log_line;
     if (st == PC_OK && split) {
         int64_t *split_pids = NULL;
         st = pc_profile_pids(prof, &split_pids, &n_split, &err);

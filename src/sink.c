@@ -39,6 +39,7 @@ struct pc_sink {
 
     int failed;        /* a pc_status once something went wrong */
     char msg[512];
+    uint64_t flushed;  /* uncompressed bytes handed on so far */
 };
 
 static void fail_errno(pc_sink *s, int status, const char *what)
@@ -134,6 +135,7 @@ static void flush_isal(pc_sink *s, int finish)
 
 static void flush(pc_sink *s, int finish)
 {
+    s->flushed += s->len;
     if (s->codec == CODEC_ZLIB)
         flush_zlib(s, finish);
     else if (s->codec == CODEC_ISAL)
@@ -348,4 +350,9 @@ void sink_abort(pc_sink *s)
     free(s->zout);
     free(s->mem);
     free(s);
+}
+
+uint64_t sink_bytes(const pc_sink *s)
+{
+    return s->flushed + s->len;
 }

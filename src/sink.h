@@ -33,6 +33,9 @@ uint8_t *sink_reserve(pc_sink *s, size_t n);
 void sink_advance(pc_sink *s, size_t n);
 void sink_write(pc_sink *s, const void *data, size_t len);
 
+/* Bytes written so far, before compression. */
+uint64_t sink_bytes(const pc_sink *s);
+
 /* Completes the output (gzip trailer, rename into place) and frees s.
  * For a memory sink, *data and *size receive the bytes (caller frees);
  * pass NULL for a file sink.  On failure nothing is left behind. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,26 @@ struct pc_input {
     size_t zin_cap;
     int zs_ready;         /* inflateInit2 done */
     int member_done;      /* the current gzip member has ended */
+
+    uint64_t raw_read;    /* bytes read from the file or memory so far */
+    uint64_t raw_size;    /* the file's size, or 0 when unknown */
+    uint64_t next_report; /* raw_read at which to call progress next */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
+
+/* Progress is told at most once a MiB of input read. */
+#define REPORT_EVERY (1u << 20)
+
+static void count_read(pc_input *in, size_t n)
+{
+    in->raw_read += n;
+    if (in->progress && in->raw_read >= in->next_report) {
+        while (in->next_report <= in->raw_read)
+            in->next_report += REPORT_EVERY;
+        in->progress(in->progress_ctx, in->raw_read, in->raw_size);
+    }
+}
 
 static int io_fail(pc_input *in, pc_error *err, const char *what)
 {
@@ -50,10 +70,13 @@ static ssize_t raw_read(pc_input *in, uint8_t *dst, size_t n)
             n = left;
         memcpy(dst, in->mem + in->mem_pos, n);
         in->mem_pos += n;
+        count_read(in, n);
         return (ssize_t)n;
     }
     for (;;) {
         ssize_t r = read(in->fd, dst, n);
+        if (r > 0)
+            count_read(in, (size_t)r);
         if (r >= 0 || errno != EINTR)
             return r;
     }
@@ -114,6 +137,7 @@ static int feed_gzip(pc_input *in, pc_error *err)
         in->zs.next_in = (Bytef *)(in->mem + in->mem_pos);
         in->zs.avail_in = (uInt)left;
         in->mem_pos += left;
+        count_read(in, left);
         return 1;
     }
     ssize_t r = raw_read(in, in->zin, in->zin_cap);
@@ -262,6 +286,7 @@ static int detect(pc_input *in, pc_error *err)
         in->buf = (uint8_t *)in->mem;
         in->len = in->mem_size;
         in->eof = 1;
+        in->raw_read = in->mem_size;  /* all of it is at hand already */
         return 0;
     }
     in->owns_buf = 1;
@@ -305,6 +330,9 @@ int pc_input_open(pc_input **out, const char *path, pc_error *err)
             return st;
         }
         in->close_fd = 1;
+        struct stat sb;
+        if (fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+            in->raw_size = (uint64_t)sb.st_size;
     }
     if ((st = detect(in, err)) < 0) {
         pc_input_close(in);
@@ -323,6 +351,7 @@ int pc_input_open_memory(pc_input **out, const void *data, size_t size,
         return st;
     in->mem = data;
     in->mem_size = size;
+    in->raw_size = size;
     if ((st = detect(in, err)) < 0) {
         pc_input_close(in);
         return -st;
@@ -344,4 +373,18 @@ void pc_input_close(pc_input *in)
     free(in->zin);
     free(in->name);
     free(in);
+}
+
+void src_set_progress(pc_input *in, void (*fn)(void *ctx, uint64_t done, uint64_t total),
+                      void *ctx)
+{
+    in->progress = fn;
+    in->progress_ctx = ctx;
+    in->next_report = (in->raw_read / REPORT_EVERY + 1) * REPORT_EVERY;
+}
+
+void src_report_end(pc_input *in)
+{
+    if (in->progress)
+        in->progress(in->progress_ctx, in->raw_read, in->raw_size);
 }

@@ -38,6 +38,14 @@ const char *src_name(const pc_input *in);
 int src_fail_at(const pc_input *in, pc_error *err, uint64_t offset,
                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Calls fn with the raw bytes read so far (compressed ones, for gzip
+ * input) and the input's size (0 when unknown, as for a pipe) each time
+ * another MiB has been read; fn NULL stops it.  src_report_end() calls it
+ * once more, at the end. */
+void src_set_progress(pc_input *in, void (*fn)(void *ctx, uint64_t done, uint64_t total),
+                      void *ctx);
+void src_report_end(pc_input *in);
+
 /* Marks the input as consumed; pc_convert refuses to read it again. */
 int src_claim(pc_input *in);
 
