@@ -24,9 +24,9 @@ SANFLAGS :=
 STDCXX := -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 endif
 
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+CFLAGS_ALL = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
              -Iinclude -Isrc $(OPT) $(SANFLAGS) $(CFLAGS)
-LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+LDFLAGS_ALL = -pthread $(SANFLAGS) $(LDFLAGS)
 LDLIBS_ALL = -lisal -lzstd -lz $(STDCXX) -lm $(LDLIBS)
 
 LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))

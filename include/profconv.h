@@ -166,6 +166,11 @@ typedef struct pc_options {
     int heap_dump;
     int heap_measure;
 
+    /* Threads to use: 1 does everything on the calling thread; 0 (the
+     * default) also reads and decodes on a second thread where that pays
+     * (simpleperf input).  The output is the same either way. */
+    int threads;
+
     pc_log_fn log;      /* may be NULL */
     void *log_ctx;
     pc_progress_fn progress;  /* may be NULL */

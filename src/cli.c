@@ -122,6 +122,9 @@ static const char usage_text[] =
 "                        demangling them.\n"
 "\n"
 "  -q, --quiet           print errors only (no progress, no warnings)\n"
+"      --threads N       1: do everything on one thread; otherwise (the\n"
+"                        default) simpleperf input is read and decoded on a\n"
+"                        second thread.  The output is the same.\n"
 "      --progress        show reading progress (bytes, samples, rate, time\n"
 "                        left) even when standard error is not a terminal;\n"
 "                        on a terminal it is shown unless -q.\n"
@@ -372,7 +375,7 @@ enum {
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
-    OPT_PPROF_SPLIT, OPT_PROGRESS,
+    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS,
 };
 
 /* "dir/perf.pb.gz" and pid 12 -> "dir/perf.12.pb.gz" (malloc'd): the pid
@@ -436,6 +439,7 @@ int main(int argc, char **argv)
         {"folded-annotate", no_argument, NULL, OPT_FOLDED_ANNOTATE},
         {"pprof-split", required_argument, NULL, OPT_PPROF_SPLIT},
         {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -549,6 +553,15 @@ int main(int argc, char **argv)
             break;
         case 'q': quiet = 1; break;
         case OPT_PROGRESS: prog.on = 1; break;
+        case OPT_THREADS: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || v < 1 || v > 1024)
+                return usage_error("--threads needs a number from 1 to 1024, not '%s'", optarg);
+            opt.threads = (int)v;
+            break;
+        }
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);

@@ -791,13 +791,32 @@ static void free_build(build *b)
     free(b->syms);
 }
 
+static int on_record(void *ctx, const sp_record *rec)
+{
+    build *b = ctx;
+    pc_profile *p = b->p;
+    switch (rec->kind) {
+    case SP_SAMPLE: return on_sample(b, rec);
+    case SP_FILE: return on_file(b, rec);
+    case SP_THREAD: return on_thread(b, rec);
+    case SP_META: return on_meta(b, rec);
+    case SP_SWITCH: return on_switch(b, rec);
+    case SP_LOST:
+        p->meta.has_lost = 1;
+        p->meta.lost_sample_count = rec->lost.sample_count;
+        p->meta.lost_count = rec->lost.lost_count;
+        return PC_OK;
+    default: return PC_OK;
+    }
+}
+
 int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
                        pc_error *err)
 {
     sp_reader r;
     sp_record rec;
     build b;
-    int st, got;
+    int st = PC_OK, got;
 
     memset(&b, 0, sizeof b);
     b.p = p;
@@ -807,25 +826,14 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     p->meta.source = pc_intern_cstr(p, "simpleperf");
     if ((st = sp_open(&r, in, err)) != PC_OK)
         return st;
-    while ((got = sp_next(&r, &rec, err)) > 0) {
-        switch (rec.kind) {
-        case SP_SAMPLE: st = on_sample(&b, &rec); break;
-        case SP_FILE: st = on_file(&b, &rec); break;
-        case SP_THREAD: st = on_thread(&b, &rec); break;
-        case SP_META: st = on_meta(&b, &rec); break;
-        case SP_SWITCH: st = on_switch(&b, &rec); break;
-        case SP_LOST:
-            p->meta.has_lost = 1;
-            p->meta.lost_sample_count = rec.lost.sample_count;
-            p->meta.lost_count = rec.lost.lost_count;
-            break;
-        default: break;
-        }
-        if (st != PC_OK)
-            break;
+    if (o->threads == 1) {
+        while ((got = sp_next(&r, &rec, err)) > 0 && (st = on_record(&b, &rec)) == PC_OK)
+            ;
+        if (got < 0)
+            st = err->status;
+    } else {
+        st = sp_read_threaded(&r, on_record, &b, err);
     }
-    if (got < 0)
-        st = err->status;
     if (st == PC_OK && b.pre_meta && b.max_event >= p->meta.n_events)
         st = src_fail_at(in, err, b.max_event_off, "sample event_type_id %" PRIu32
                          " is out of range (%zu event types%s)", b.max_event,

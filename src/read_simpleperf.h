@@ -118,6 +118,14 @@ void sp_close(sp_reader *r);
  * for a value the format does not define. */
 const char *sp_error_code_name(uint32_t code);
 
+/* Decodes r's records on a second thread and hands each to fn on this
+ * one, in file order, until the end, an error of the decoding (err
+ * filled), or fn's first status other than PC_OK, which is returned.
+ * rec is valid only during the call.  Without a second thread to be had,
+ * decodes on this one. */
+typedef int (*sp_record_fn)(void *ctx, const sp_record *rec);
+int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err);
+
 /* Reads a whole simpleperf file from in into p. */
 int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
                        pc_error *err);

@@ -38,7 +38,7 @@ struct pc_input {
     uint64_t raw_read;    /* bytes read from the file or memory so far */
     uint64_t raw_size;    /* the file's size, or 0 when unknown */
     uint64_t next_report; /* raw_read at which to call progress next */
-    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    src_progress_fn progress;
     void *progress_ctx;
 };
 
@@ -375,8 +375,13 @@ void pc_input_close(pc_input *in)
     free(in);
 }
 
-void src_set_progress(pc_input *in, void (*fn)(void *ctx, uint64_t done, uint64_t total),
-                      void *ctx)
+void src_get_progress(const pc_input *in, src_progress_fn *fn, void **ctx)
+{
+    *fn = in->progress;
+    *ctx = in->progress_ctx;
+}
+
+void src_set_progress(pc_input *in, src_progress_fn fn, void *ctx)
 {
     in->progress = fn;
     in->progress_ctx = ctx;

@@ -42,8 +42,10 @@ int src_fail_at(const pc_input *in, pc_error *err, uint64_t offset,
  * input) and the input's size (0 when unknown, as for a pipe) each time
  * another MiB has been read; fn NULL stops it.  src_report_end() calls it
  * once more, at the end. */
-void src_set_progress(pc_input *in, void (*fn)(void *ctx, uint64_t done, uint64_t total),
-                      void *ctx);
+typedef void (*src_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+void src_set_progress(pc_input *in, src_progress_fn fn, void *ctx);
+/* The progress callback set, for a reader that relays it. */
+void src_get_progress(const pc_input *in, src_progress_fn *fn, void **ctx);
 void src_report_end(pc_input *in);
 
 /* Marks the input as consumed; pc_convert refuses to read it again. */
