@@ -33,7 +33,7 @@ LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
 LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%.o)
-BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/skim
+BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/skim
 
 all: $(BUILD)/profconv
 
@@ -62,6 +62,9 @@ $(BUILD)/run-tests: $(TEST_OBJ) $(BUILD)/libprofconv.a
 $(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/sp_encode.o $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/pf_encode.o $(BUILD)/libprofconv.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 # speedscope's published schema (npm package speedscope) validates the
 # speedscope output; without npm or the registry those checks are skipped.
 check: $(BUILD)/profconv $(BUILD)/run-tests
@@ -83,7 +86,7 @@ $(BUILD)/gzip-bench: bench/gzip_bench.c
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) $(LDLIBS_ALL) \
 	    $(if $(wildcard /usr/include/libdeflate.h),-ldeflate)
 
-bench: $(BUILD)/profconv $(BUILD)/gen-simpleperf $(BUILD)/skim $(BUILD)/gzip-bench
+bench: $(BUILD)/profconv $(BENCH_TOOLS) $(BUILD)/gzip-bench
 	bash bench/run.sh $(BUILD)
 
 install: $(BUILD)/profconv $(BUILD)/libprofconv.a

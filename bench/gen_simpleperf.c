@@ -11,6 +11,11 @@
  * order, LostSituation, Files, Threads.  With --perf-script the same
  * recording is written as the text `perf script` prints instead.  Output
  * is deterministic for a given set of options.
+ *
+ * With --unique every sample is a new stack, the worst case for interning:
+ * below the thread's root, each frame is a random symbol at a random
+ * address within it, so a sample of depth d adds about d - 1 stack nodes
+ * no other sample shares.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +26,7 @@
 
 typedef struct opts {
     long samples, threads, processes, depth, symbols, paths, events;
-    int offcpu, text;
+    int offcpu, text, unique;
     unsigned long long seed;
     const char *out;
 } opts;
@@ -67,13 +72,13 @@ static int usage(void)
     fprintf(stderr,
             "usage: gen-simpleperf [--samples N] [--threads N] [--processes N]\n"
             "         [--depth N] [--symbols N] [--paths N] [--events N]\n"
-            "         [--offcpu] [--perf-script] [--seed N] -o FILE\n");
+            "         [--offcpu] [--perf-script] [--unique] [--seed N] -o FILE\n");
     return 1;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 0, 1, NULL};
+    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 0, 0, 1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long *target = NULL;
@@ -83,6 +88,10 @@ static int parse(int argc, char **argv, opts *o)
         }
         if (!strcmp(a, "--perf-script")) {
             o->text = 1;
+            continue;
+        }
+        if (!strcmp(a, "--unique")) {
+            o->unique = 1;
             continue;
         }
         if (i + 1 >= argc)
@@ -232,11 +241,18 @@ int main(int argc, char **argv)
         for (long d = 0; d < depth; d++) {
             long s = f[d];
             spe_frame *c = &chain[depth - 1 - d];
+            if (o.unique && d > 0) {
+                /* Any symbol but the kernel's, which stay near the leaf. */
+                do
+                    s = 2 + below(nsym - 2);
+                while ((sym_lib[s] == LIB_KERNEL) != (d >= o.depth - 2));
+            }
             c->file = (uint32_t)sym_lib[s];
             c->sym = (int32_t)sym_idx[s];
-            /* Return addresses are fixed per call site; the leaf moves. */
+            /* Return addresses are fixed per call site; the leaf moves
+             * (with --unique, every frame does). */
             c->vaddr = 0x10000 + (uint64_t)sym_idx[s] * 0x400 + (uint64_t)d * 4 +
-                       (d == depth - 1 ? (uint64_t)below(256) * 4 : 0);
+                       (d == depth - 1 || (o.unique && d > 0) ? (uint64_t)below(256) * 4 : 0);
             c->exec = -1;
         }
         long pid = tid0 + (th % o.processes) * 1000;

@@ -1,21 +1,62 @@
 #!/usr/bin/env bash
-# Benchmarks: generate simpleperf inputs with the project's generator,
-# convert each to both Firefox formats with and without gzip, and print input MB/s,
-# samples/s, peak RSS and output size, best of 3 runs; then the same
-# recording as perf script text to every output format.  Then compare the
-# packaged gzip encoders on the largest output.
+# Benchmarks (`make bench`): generates inputs with the project's own
+# generators (simpleperf report-sample, Perfetto traced_perf / Chrome /
+# heapprofd, perf script text), converts each to a choice of outputs, and
+# prints one table: a row per (input, output) with input MB, input MB/s,
+# samples/s, peak RSS (/usr/bin/time %M), output MB, seconds (best of 3
+# runs, 2 for the 1M-sample inputs) and the ratio of those seconds to the
+# decoding floor, bench/skim, on the same input measured in the same way.
+# Then the targets for the 1M-sample inputs (gzip -1 alone on the
+# uncompressed output against our end-to-end .json.gz; peak RSS against
+# input MB / 4 + 64), and the comparison of the packaged gzip encoders.
+# About 4-5 minutes on a 2-core VM (estimated; the last line says how long).
+#
 #   usage: bench/run.sh BUILD_DIR
+#   QUICK=1 bench/run.sh BUILD_DIR    every input 100 times smaller and one
+#                                     run each: checks the script in seconds
 set -euo pipefail
 build=${1:-build}
+quick=${QUICK:-0}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+t_start=$(date +%s.%N)
 
-best_of_3() {  # prints "seconds max_rss_kb" of the fastest run
-    local best="" rss=""
-    for _ in 1 2 3; do
-        local t0 t1 t
+for tool in profconv skim gen-simpleperf gen-perfetto; do
+    if [ ! -x "$build/$tool" ]; then
+        echo "bench/run.sh: $build/$tool is missing (make bench builds it)" >&2
+        exit 1
+    fi
+done
+
+scale=1
+small_runs=3
+big_runs=2
+if [ "$quick" != 0 ]; then
+    scale=100
+    small_runs=1
+    big_runs=1
+fi
+
+model=$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
+echo "machine: $(nproc) cores, ${model:-unknown CPU}; $(uname -sr)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+if [ "$quick" != 0 ]; then
+    echo "QUICK: inputs 100 times smaller, one run each (not for results)"
+fi
+echo
+
+# Runs "$@" $1 times (after the count); prints "seconds max_rss_kb" of the
+# fastest run.  A failing run stops the benchmark with its messages.
+best() {
+    local runs=$1 best="" rss="" t0 t1 t
+    shift
+    for ((i = 0; i < runs; i++)); do
         t0=$(date +%s.%N)
-        /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>&1
+        if ! /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>"$work/err"; then
+            echo "bench/run.sh: failed: $*" >&2
+            cat "$work/err" >&2
+            exit 1
+        fi
         t1=$(date +%s.%N)
         t=$(awk "BEGIN{print $t1 - $t0}")
         if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then
@@ -26,36 +67,155 @@ best_of_3() {  # prints "seconds max_rss_kb" of the fastest run
     echo "$best $rss"
 }
 
-printf '%-28s %-16s %9s %10s %12s %9s %10s\n' input output "MB in" "MB/s in" "samples/s" "RSS MB" "MB out"
-for samples in 100000 300000; do
-    in="$work/sp_$samples.trace"
-    "$build/gen-simpleperf" --samples "$samples" --threads 8 --depth 40 --symbols 500 -o "$in"
-    mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$in")/1e6}")
-    for out in firefox.json firefox.json.gz gecko.json gecko.json.gz; do
-        read -r secs rss < <(best_of_3 "$build/profconv" -q --to "${out%%.*}" "$in" -o "$work/out.$out")
-        outmb=$(awk "BEGIN{printf \"%.2f\", $(stat -c %s "$work/out.$out")/1e6}")
-        awk -v n="simpleperf ${samples} samples" -v o="$out" -v mb="$mb" -v s="$secs" \
-            -v k="$samples" -v r="$rss" -v om="$outmb" 'BEGIN{
-            if (s <= 0) s = 0.005;
-            printf "%-28s %-16s %9s %10.1f %12.0f %9.1f %10s\n", n, o, mb, mb/s, k/s, r/1024, om}'
-    done
-done
+mb_of() {
+    awk "BEGIN{printf \"%.1f\", $(stat -c %s "$1")/1e6}"
+}
 
-# The same 300,000-sample recording as perf script text, to each format.
-in="$work/ps_300000.txt"
-"$build/gen-simpleperf" --samples 300000 --threads 8 --depth 40 --symbols 500 --perf-script -o "$in"
-mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$in")/1e6}")
-for out in folded firefox.json.gz pb.gz speedscope.json; do
-    read -r secs rss < <(best_of_3 "$build/profconv" -q "$in" -o "$work/out.$out")
-    outmb=$(awk "BEGIN{printf \"%.2f\", $(stat -c %s "$work/out.$out")/1e6}")
-    awk -v n="perf script 300000 samples" -v o="$out" -v mb="$mb" -v s="$secs" \
-        -v k=300000 -v r="$rss" -v om="$outmb" 'BEGIN{
-        if (s <= 0) s = 0.005;
-        printf "%-28s %-16s %9s %10.1f %12.0f %9.1f %10s\n", n, o, mb, mb/s, k/s, r/1024, om}'
+# 1000000 -> 1M, 100000 -> 100k.
+count_name() {
+    awk -v n="$1" 'BEGIN{ if (n >= 1e6 && n % 1e6 == 0) printf "%dM", n/1e6;
+                        else if (n >= 1000 && n % 1000 == 0) printf "%dk", n/1000;
+                        else printf "%d", n }'
+}
+
+format_of() {
+    case $1 in
+    firefox*) echo firefox ;;
+    gecko*) echo gecko ;;
+    folded*) echo folded ;;
+    pb*) echo pprof ;;
+    speedscope*) echo speedscope ;;
+    esac
+}
+
+fmt='%-30s %-16s %8s %8s %10s %8s %8s %7s %6s\n'
+printf "$fmt" input output "MB in" "MB/s in" samples/s "RSS MB" "MB out" seconds ratio
+printf "$fmt" "" "" "" "" "" "" "" "" "/skim"
+
+notes=()
+declare -A secs_of
+# Converts input $5 (named $1, $2 samples, "-" for none) to each output
+# in $4, best of $3 runs, and prints its rows.  Sets case_mb, case_rss
+# (the largest peak RSS, KB) and secs_of[OUTPUT].
+bench_case() {
+    local name=$1 samples=$2 runs=$3 outputs=$4 in=$5 r skim secs rss outmb
+    case_mb=$(mb_of "$in")
+    case_rss=0
+    r=$(best "$runs" "$build/skim" "$in")
+    read -r skim _ <<<"$r"
+    for out in $outputs; do
+        r=$(best "$runs" "$build/profconv" -q --to "$(format_of "$out")" "$in" -o "$work/out.$out")
+        read -r secs rss <<<"$r"
+        secs_of[$out]=$secs
+        if [ "$rss" -gt "$case_rss" ]; then
+            case_rss=$rss
+        fi
+        outmb=$(awk "BEGIN{printf \"%.2f\", $(stat -c %s "$work/out.$out")/1e6}")
+        awk -v n="$name" -v o="$out" -v mb="$case_mb" -v s="$secs" -v k="$samples" \
+            -v r="$rss" -v om="$outmb" -v sk="$skim" -v fmt="$fmt" 'BEGIN{
+            if (s <= 0) s = 0.001;
+            if (sk <= 0) sk = 0.001;
+            printf fmt, n, o, mb, sprintf("%.1f", mb / s),
+                   k == "-" ? "-" : sprintf("%.0f", k / s), sprintf("%.1f", r / 1024), om,
+                   sprintf("%.3f", s), sprintf("%.1f", s / sk)}'
+    done
+}
+
+# The RSS target of a 1M-sample input: peak RSS within input MB / 4 + 64.
+rss_note() {
+    local name=$1
+    notes+=("$(awk -v n="$name" -v r="$case_rss" -v mb="$case_mb" 'BEGIN{
+        t = mb / 4 + 64;
+        printf "%s: peak RSS %.1f MB, target %.1f MB (input %.1f MB / 4 + 64): %s", n, r / 1024,
+               t, mb, r / 1024 <= t ? "met" : "missed"}')")
+}
+
+n_small=$((100000 / scale))
+n_big=$((1000000 / scale))
+small=$(count_name "$n_small")
+big=$(count_name "$n_big")
+sp_opts=(--threads 8 --depth 40 --symbols 500)
+
+# simpleperf report-sample.
+in="$work/sp_small.trace"
+"$build/gen-simpleperf" --samples "$n_small" "${sp_opts[@]}" -o "$in"
+bench_case "simpleperf $small" "$n_small" "$small_runs" \
+    "firefox.json firefox.json.gz gecko.json.gz folded pb.gz speedscope.json" "$in"
+rm -f "$in" "$work"/out.*
+
+in="$work/sp_big.trace"
+"$build/gen-simpleperf" --samples "$n_big" "${sp_opts[@]}" -o "$in"
+bench_case "simpleperf $big" "$n_big" "$big_runs" "firefox.json firefox.json.gz pb.gz folded" "$in"
+rss_note "simpleperf $big"
+# gzip -1 alone on our uncompressed output, against our whole conversion
+# to .json.gz (the target: the conversion is faster).
+r=$(best "$big_runs" gzip -1 -c "$work/out.firefox.json")
+read -r gz _ <<<"$r"
+notes+=("$(awk -v g="$gz" -v o="${secs_of[firefox.json.gz]}" -v j="${secs_of[firefox.json]}" \
+    -v mb="$(mb_of "$work/out.firefox.json")" -v n="simpleperf $big" 'BEGIN{
+    printf "%s: firefox.json.gz end to end %.3f s (firefox.json %.3f s: gzip adds %.3f s); " \
+           "gzip -1 alone on its firefox.json (%.1f MB) %.3f s: %s", n, o, j, o - j, mb, g,
+           o < g ? "met (faster than gzip -1 alone)" : "missed (slower than gzip -1 alone)"}')")
+# Kept for the gzip encoder comparison at the end.
+"$build/profconv" -q --to gecko --no-gzip "$in" -o "$work/gecko.json"
+rm -f "$in" "$work"/out.*
+
+# The worst case for interning: every sample a new stack.
+in="$work/sp_unique.trace"
+"$build/gen-simpleperf" --samples "$n_big" "${sp_opts[@]}" --unique -o "$in"
+bench_case "simpleperf $big --unique" "$n_big" "$big_runs" "firefox.json.gz pb.gz" "$in"
+rss_note "simpleperf $big --unique"
+rm -f "$in" "$work"/out.*
+
+# Perfetto: traced_perf, Chrome's sampler, heapprofd.
+in="$work/pf_small.pftrace"
+"$build/gen-perfetto" --kind perf --samples "$n_small" "${sp_opts[@]}" -o "$in"
+bench_case "perfetto perf $small" "$n_small" "$small_runs" \
+    "firefox.json firefox.json.gz folded pb.gz" "$in"
+rm -f "$in" "$work"/out.*
+
+in="$work/pf_big.pftrace"
+"$build/gen-perfetto" --kind perf --samples "$n_big" "${sp_opts[@]}" -o "$in"
+bench_case "perfetto perf $big" "$n_big" "$big_runs" "firefox.json firefox.json.gz pb.gz" "$in"
+rss_note "perfetto perf $big"
+rm -f "$in" "$work"/out.*
+
+in="$work/pf_chrome.pftrace"
+"$build/gen-perfetto" --kind chrome --samples "$n_small" "${sp_opts[@]}" -o "$in"
+bench_case "perfetto chrome $small" "$n_small" "$small_runs" "firefox.json.gz pb.gz" "$in"
+rm -f "$in" "$work"/out.*
+
+# heapprofd: 4 processes, 40 dumps each restating every callsite so far;
+# no samples, so no samples/s.
+n_heap=$((500000 / scale))
+dumps=40
+if [ "$quick" != 0 ]; then
+    dumps=4
+fi
+in="$work/pf_heap.pftrace"
+"$build/gen-perfetto" --kind heap --samples "$n_heap" --dumps "$dumps" --processes 4 \
+    --threads 16 --paths 4000 --depth 40 --symbols 500 -o "$in"
+bench_case "perfetto heap $dumps dumps" - "$small_runs" "firefox.json.gz pb.gz folded" "$in"
+rm -f "$in" "$work"/out.*
+
+# perf script text of the same shape as the simpleperf inputs.
+in="$work/ps_small.txt"
+"$build/gen-simpleperf" --samples "$n_small" "${sp_opts[@]}" --perf-script -o "$in"
+bench_case "perf script $small" "$n_small" "$small_runs" \
+    "folded firefox.json.gz pb.gz speedscope.json" "$in"
+rm -f "$in" "$work"/out.*
+
+echo
+echo "Targets:"
+for n in "${notes[@]}"; do
+    echo "  $n"
 done
 
 if [ -x "$build/gzip-bench" ]; then
     echo
-    "$build/profconv" -q --to gecko --no-gzip "$work/sp_300000.trace" -o "$work/out.json"
-    "$build/gzip-bench" "$work/out.json" 3
+    echo "gzip encoders on the Gecko JSON of simpleperf $big:"
+    "$build/gzip-bench" "$work/gecko.json" "$([ "$quick" != 0 ] && echo 1 || echo 3)"
 fi
+
+echo
+awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN{printf "bench/run.sh: %.0f s in all\n", b - a}'

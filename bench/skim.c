@@ -8,7 +8,7 @@
  * simpleperf: records and, inside samples, the callchain entries and the
  * unwinding result.  Perfetto: packets and, inside them, the messages the
  * reader decodes (perf samples, interned data, heap dumps, Chrome samples,
- * process trees, clock snapshots), two levels deep.  perf script text: the
+ * process trees, clock snapshots), three levels deep (heap samples).  perf script text: the
  * lines, split at their first space. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -126,10 +126,12 @@ static int skim_perfetto(pc_input *in, tally *t, pc_error *err)
     /* Level 0: TracePacket: interned_data 12, profile_packet 37,
      * streaming_profile_packet 54, perf_sample 66, process_tree 2,
      * clock_snapshot 6, trace_packet_defaults 59, thread/process
-     * descriptors 44/43, module_symbols 61.  Level 1: their members. */
+     * descriptors 44/43, module_symbols 61.  Levels 1 and 2: their
+     * members, and theirs (a member that is bytes fails and is left). */
     static const uint64_t sub[] = {
         BIT(2) | BIT(6) | BIT(12) | BIT(37) | BIT(43) | BIT(44) | BIT(54) | BIT(59) | BIT(61),
         BIT(66), 0, 0,
+        ~0ULL, ~0ULL, 0, 0,
         ~0ULL, ~0ULL, 0, 0,
         0, 0, 0, 0,
     };
@@ -148,7 +150,7 @@ static int skim_perfetto(pc_input *in, tally *t, pc_error *err)
         if (src_need(in, head + len, err) != 1)
             return -1;
         h = src_ptr(in);
-        if (walk(h + head, h + head + len, sub, 2, t) < 0)
+        if (walk(h + head, h + head + len, sub, 3, t) < 0)
             return -1;
         t->records++;
         t->bytes += head + len;

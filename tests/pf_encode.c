@@ -73,6 +73,25 @@ void pfe_mapping(pb_buf *b, uint32_t field, uint64_t iid, uint64_t build_iid,
     pb_end(b, m);
 }
 
+void pfe_mapping_range(pb_buf *b, uint32_t field, uint64_t iid, uint64_t build_iid,
+                       const uint64_t *paths, size_t n_paths, uint64_t start, uint64_t end,
+                       uint64_t exact_offset)
+{
+    size_t m = pb_begin(b, field);
+    pb_uint(b, 1, iid);
+    if (build_iid)
+        pb_uint(b, 2, build_iid);
+    if (start)
+        pb_uint(b, 4, start);
+    if (end)
+        pb_uint(b, 5, end);
+    for (size_t i = 0; i < n_paths; i++)
+        pb_uint(b, 7, paths[i]);
+    if (exact_offset)
+        pb_uint(b, 8, exact_offset);
+    pb_end(b, m);
+}
+
 void pfe_frame(pb_buf *b, uint32_t field, uint64_t iid, uint64_t name_iid,
                uint64_t mapping_iid, uint64_t rel_pc)
 {

@@ -52,6 +52,10 @@ void pfe_str(pb_buf *b, uint32_t field, uint64_t iid, const char *s);
 void pfe_bytes(pb_buf *b, uint32_t field, uint64_t iid, const void *s, size_t n);
 void pfe_mapping(pb_buf *b, uint32_t field, uint64_t iid, uint64_t build_iid,
                  const uint64_t *paths, size_t n_paths);
+/* The same with the mapped range: start, end and exact_offset (0: none). */
+void pfe_mapping_range(pb_buf *b, uint32_t field, uint64_t iid, uint64_t build_iid,
+                       const uint64_t *paths, size_t n_paths, uint64_t start, uint64_t end,
+                       uint64_t exact_offset);
 /* name_iid 0 writes no name; mapping_iid 0 writes no mapping. */
 void pfe_frame(pb_buf *b, uint32_t field, uint64_t iid, uint64_t name_iid,
                uint64_t mapping_iid, uint64_t rel_pc);
