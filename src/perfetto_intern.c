@@ -10,7 +10,13 @@ static uint64_t key_hash(int kind, uint64_t iid)
     return pc_mix64(iid * 8 + (uint64_t)kind);
 }
 
-uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
+/* Dense arrays reach this far: a few times the entries, plus a margin. */
+static uint64_t dense_limit(const pf_interned *t)
+{
+    return 4 * (uint64_t)(t->n_dense + t->e.n) + 65536;
+}
+
+static uint32_t hash_find(const pf_interned *t, int kind, uint64_t iid)
 {
     if (!t->e.n)
         return PC_NONE;
@@ -22,8 +28,38 @@ uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
     return PC_NONE;
 }
 
+uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
+{
+    if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
+        return t->dense[kind][iid];
+    return hash_find(t, kind, iid);
+}
+
 int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val)
 {
+    if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
+        return 0;
+    if (iid < dense_limit(t)) {
+        if (hash_find(t, kind, iid) != PC_NONE)
+            return 0;
+        if (iid >= t->dense_cap[kind]) {
+            size_t cap = t->dense_cap[kind] ? t->dense_cap[kind] : 1024;
+            while (cap <= iid)
+                cap *= 2;
+            uint32_t *d = realloc(t->dense[kind], cap * sizeof *d);
+            if (!d)
+                return -1;
+            for (size_t i = t->dense_cap[kind]; i < cap; i++)
+                d[i] = PC_NONE;
+            t->dense[kind] = d;
+            t->dense_cap[kind] = cap;
+        }
+        t->dense[kind][iid] = val;
+        if (iid >= t->dense_top[kind])
+            t->dense_top[kind] = (size_t)iid + 1;
+        t->n_dense++;
+        return 1;
+    }
     pc_probe pr;
     if (pc_htab_reserve(&t->idx, t->e.n + 1) < 0)
         return -1;
@@ -120,11 +156,19 @@ void pf_interned_clear(pf_interned *t)
         memset(t->idx.slot, 0, (t->idx.mask + 1) * sizeof *t->idx.slot);
     t->idx.used = 0;
     t->e.n = 0;
+    for (int k = 0; k < PF_N_KINDS; k++) {
+        for (size_t i = 0; i < t->dense_top[k]; i++)
+            t->dense[k][i] = PC_NONE;
+        t->dense_top[k] = 0;
+    }
+    t->n_dense = 0;
     t->n_frames = t->n_mappings = t->n_callstacks = t->n_pool = 0;
 }
 
 void pf_interned_free(pf_interned *t)
 {
+    for (int k = 0; k < PF_N_KINDS; k++)
+        free(t->dense[k]);
     pc_htab_free(&t->idx);
     free(t->e.iid);
     free(t->e.kind);

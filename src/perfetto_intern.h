@@ -12,6 +12,12 @@
  * The first definition of an iid wins; later ones are ignored, as
  * trace_processor does.  pf_interned_clear() starts a new generation
  * (incremental state cleared) and keeps the memory for reuse.
+ *
+ * Producers number iids from 1 up, kind by kind, so an iid no larger than
+ * a few times the entries so far is looked up in a plain array of its
+ * kind (one memory access, where a sample's dozens of frame lookups would
+ * each miss the cache in a hash table); other iids go to the hash table,
+ * so memory stays proportional to the entries whatever the iids.
  */
 #ifndef PROFCONV_PERFETTO_INTERN_H
 #define PROFCONV_PERFETTO_INTERN_H
@@ -30,6 +36,7 @@ enum pf_kind {
     PF_FRAME,
     PF_MAPPING,
     PF_CALLSTACK,
+    PF_N_KINDS
 };
 
 typedef struct pf_frame_rec {
@@ -53,6 +60,9 @@ typedef struct pf_callstack_rec {
 } pf_callstack_rec;
 
 typedef struct pf_interned {
+    uint32_t *dense[PF_N_KINDS];  /* iid -> value, PC_NONE where absent */
+    size_t dense_cap[PF_N_KINDS], dense_top[PF_N_KINDS];  /* top: 1 + max set */
+    size_t n_dense;
     pc_htab idx;
     struct {
         uint64_t *iid;
