@@ -141,6 +141,42 @@ void pf_interned_unappend(pf_interned *t, int kind)
     }
 }
 
+void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack)
+{
+    pf_callstack_rec *c = &t->callstacks[i];
+    c->resolved = stack;
+    c->done = 1;
+    t->pool_dead += c->n_frames;
+    c->n_frames = 0;
+}
+
+void pf_interned_pool_compact(pf_interned *t)
+{
+    if (t->pool_dead < 65536 || t->pool_dead * 2 < t->n_pool)
+        return;
+    /* Mappings and callstacks each hold their slices in pool order:
+     * merge the two lists by offset and move the live slices down. */
+    size_t w = 0, m = 0, c = 0;
+    while (m < t->n_mappings || c < t->n_callstacks) {
+        int take_map = c == t->n_callstacks ||
+                       (m < t->n_mappings && t->mappings[m].path0 < t->callstacks[c].frame0);
+        uint32_t *off, n;
+        if (take_map) {
+            off = &t->mappings[m].path0;
+            n = t->mappings[m++].n_path;
+        } else {
+            off = &t->callstacks[c].frame0;
+            n = t->callstacks[c++].n_frames;
+        }
+        if (n && *off != w)
+            memmove(t->pool + w, t->pool + *off, n * sizeof *t->pool);
+        *off = (uint32_t)w;
+        w += n;
+    }
+    t->n_pool = w;
+    t->pool_dead = 0;
+}
+
 int pf_interned_pool_push(pf_interned *t, uint64_t v)
 {
     if (t->n_pool >= UINT32_MAX ||
@@ -163,6 +199,7 @@ void pf_interned_clear(pf_interned *t)
     }
     t->n_dense = 0;
     t->n_frames = t->n_mappings = t->n_callstacks = t->n_pool = 0;
+    t->pool_dead = 0;
 }
 
 void pf_interned_free(pf_interned *t)

@@ -78,6 +78,7 @@ typedef struct pf_interned {
     size_t n_callstacks, cap_callstacks;
     uint64_t *pool;
     size_t n_pool, cap_pool;
+    size_t pool_dead;    /* pool entries of callstacks resolved for good */
 } pf_interned;
 
 /* Looks up (kind, iid): the entry's value (a string id or a record
@@ -96,6 +97,15 @@ uint32_t pf_interned_new_frame(pf_interned *t);
 uint32_t pf_interned_new_mapping(pf_interned *t);
 uint32_t pf_interned_new_callstack(pf_interned *t);
 void pf_interned_unappend(pf_interned *t, int kind);
+
+/* Records that callstack i resolved to stack for good: its frame iids
+ * are no longer needed, and their pool space can be reclaimed. */
+void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack);
+
+/* Reclaims the pool space of resolved callstacks once it is most of the
+ * pool, moving the rest down.  Call it only between records, never while
+ * one is being read. */
+void pf_interned_pool_compact(pf_interned *t);
 
 /* Appends v to the iid pool.  Returns 0, or -1 when out of memory. */
 int pf_interned_pool_push(pf_interned *t, uint64_t v);

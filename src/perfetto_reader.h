@@ -76,6 +76,8 @@ typedef struct pf_stats {
 } pf_stats;
 
 typedef struct pf_reader {
+    uint32_t *chain;      /* scratch: a stack's frames */
+    size_t chain_cap;
     pc_profile *p;
     const pc_options *o;
     pc_input *in;

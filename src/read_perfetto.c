@@ -438,6 +438,7 @@ static int on_mapping(pf_reader *r, pb_reader *pr, pf_interned *t)
     static const uint8_t ex[] = {ANY, V, V, V, V, V, V, V, V};
     pb_field f;
     int got;
+    pf_interned_pool_compact(t);
     uint32_t i = pf_interned_new_mapping(t);
     if (i == PC_NONE)
         return pf_nomem(r);
@@ -473,6 +474,7 @@ static int on_callstack(pf_reader *r, pb_reader *pr, pf_interned *t)
     static const uint8_t ex[] = {ANY, V, V};
     pb_field f;
     int got;
+    pf_interned_pool_compact(t);
     uint32_t i = pf_interned_new_callstack(t);
     if (i == PC_NONE)
         return pf_nomem(r);
@@ -750,6 +752,29 @@ static int stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32
         return 0;
     }
     uint32_t stack = root == PC_NONE ? PC_NONE : pc_stack(r->p, PC_NONE, root);
+    if (c->done) {
+        /* The frame iids are gone: the resolved stack has the frames. */
+        size_t n = 0;
+        for (uint32_t st = c->resolved; st != PC_NONE; st = r->p->stack.prefix[st]) {
+            if (n == r->chain_cap) {
+                size_t cap = r->chain_cap ? r->chain_cap * 2 : 64;
+                uint32_t *nc = realloc(r->chain, cap * sizeof *nc);
+                if (!nc) {
+                    r->p->oom = 1;
+                    return -1;
+                }
+                r->chain = nc;
+                r->chain_cap = cap;
+            }
+            r->chain[n++] = r->p->stack.frame[st];
+        }
+        while (n-- > 0)
+            stack = pc_stack(r->p, stack, r->chain[n]);
+        if (r->p->oom)
+            return -1;
+        *out = stack;
+        return 0;
+    }
     for (uint32_t k = 0; k < c->n_frames; k++) {
         uint32_t f = frame_of(r, s, t->pool[c->frame0 + k]);
         if (f == PC_NONE)
@@ -758,11 +783,8 @@ static int stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32
     }
     if (r->p->oom)
         return -1;
-    if (root == PC_NONE) {
-        c = &t->callstacks[i];
-        c->resolved = stack;
-        c->done = 1;
-    }
+    if (root == PC_NONE)
+        pf_interned_callstack_done(t, i, stack);
     *out = stack;
     return 0;
 }
@@ -2052,6 +2074,7 @@ static void reader_free(pf_reader *r)
     free(r->units.key);
     free(r->units.mult);
     free(r->zbuf);
+    free(r->chain);
     free(r->map.name);
     free(r->map.build);
     free(r->map.res);

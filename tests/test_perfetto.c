@@ -974,3 +974,108 @@ TEST(perfetto_outputs)
     pc_profile_free(p);
     pb_buf_free(&b);
 }
+
+/* Thousands of callstacks, most defined just before their one sample:
+ * the space of those resolved is reclaimed as the trace goes on, the
+ * others' frames are moved and kept, and callstacks used again
+ * afterwards, plain or under an unwinding error's root frame, still give
+ * their frames. */
+static const char *many_stack_text(int k, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int j = 0; j < 30; j++)
+        used += (size_t)snprintf(buf + used, size - used, "%sf%d", j ? ";" : "", (k + j) % 100);
+    return buf;
+}
+
+TEST(perfetto_many_callstacks)
+{
+    enum { N = 3000 };
+    pb_buf b = {0};
+    snapshot(&b, 500000000);
+    process_tree(&b);
+    pfe_perf_defaults(&b, 1, MONOTONIC, 1 /* SW_CPU_CLOCK */, 100);
+    size_t pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_FLAGS, 2);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    for (int i = 0; i < 100; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%d", i);
+        pfe_str(&b, PFE_FUNCTION_NAMES, (uint64_t)i + 1, name);
+        pfe_frame(&b, PFE_FRAMES, (uint64_t)i + 1, (uint64_t)i + 1, 0, (uint64_t)i + 1);
+    }
+    pb_end(&b, in);
+    pb_end(&b, pk);
+    uint64_t t = 600000000;
+    for (int k = 0; k < N; k++) {
+        pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_FLAGS, 2);
+        pb_uint(&b, PFE_TIMESTAMP, t += 1000);
+        in = pb_begin(&b, PFE_INTERNED);
+        uint64_t frames[30];
+        for (int j = 0; j < 30; j++)
+            frames[j] = (uint64_t)((k + j) % 100) + 1;
+        pfe_callstack(&b, PFE_CALLSTACKS, (uint64_t)k + 1, frames, 30, k & 1);
+        pb_end(&b, in);
+        /* Every tenth is first used at the end. */
+        if (k % 10 != 3)
+            pfe_perf_sample(&b, 0, 100, 100, (uint64_t)k + 1, 1000);
+        pb_end(&b, pk);
+    }
+    for (int k = 3; k < N; k += 10) {
+        pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_FLAGS, 2);
+        pb_uint(&b, PFE_TIMESTAMP, t += 1000);
+        pfe_perf_sample(&b, 0, 100, 100, (uint64_t)k + 1, 1000);
+        pb_end(&b, pk);
+    }
+    /* Again, late: callstacks 1, 2 and N, and 5 under an error root. */
+    uint64_t again[] = {1, 2, N};
+    for (int i = 0; i < 3; i++) {
+        pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_FLAGS, 2);
+        pb_uint(&b, PFE_TIMESTAMP, t += 1000);
+        pfe_perf_sample(&b, 0, 100, 100, again[i], 1000);
+        pb_end(&b, pk);
+    }
+    pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_FLAGS, 2);
+    pb_uint(&b, PFE_TIMESTAMP, t += 1000);
+    size_t ps = pb_begin(&b, 66);
+    pb_uint(&b, 1, 0);
+    pb_uint(&b, 2, 100);
+    pb_uint(&b, 3, 100);
+    pb_uint(&b, 4, 5);
+    pb_uint(&b, 6, 1000);
+    pb_uint(&b, 16, 2);
+    pb_end(&b, ps);
+    pb_end(&b, pk);
+
+    pc_options o;
+    pc_options_init(&o);
+    pc_profile *p = convert_buf(&b, &o);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    T_EQ_INT(p->sample.n, N + 4);
+    /* In time order: the nine tenths, the deferred tenth, then the four. */
+    char want[512];
+    size_t i = 0;
+    for (int k = 0; k < N; k++)
+        if (k % 10 != 3 && strcmp(stack_text(p, p->sample.stack[i++]),
+                                  many_stack_text(k, want, sizeof want)) != 0)
+            t_fail(__FILE__, __LINE__, "callstack %d: %s", k + 1, stack_text(p, p->sample.stack[i - 1]));
+    for (int k = 3; k < N; k += 10)
+        if (strcmp(stack_text(p, p->sample.stack[i++]), many_stack_text(k, want, sizeof want)) != 0)
+            t_fail(__FILE__, __LINE__, "deferred callstack %d: %s", k + 1,
+                   stack_text(p, p->sample.stack[i - 1]));
+    T_EQ_STR(stack_text(p, p->sample.stack[N]), many_stack_text(0, want, sizeof want));
+    T_EQ_STR(stack_text(p, p->sample.stack[N + 1]), many_stack_text(1, want, sizeof want));
+    T_EQ_STR(stack_text(p, p->sample.stack[N + 2]), many_stack_text(N - 1, want, sizeof want));
+    const char *err = stack_text(p, p->sample.stack[N + 3]);
+    T_CHECK(strncmp(err, "ERROR ", 6) == 0);
+    const char *rest = strchr(err, ';');
+    T_EQ_STR(rest ? rest + 1 : "", many_stack_text(4, want, sizeof want));
+    pc_profile_free(p);
+}
