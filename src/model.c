@@ -48,7 +48,7 @@ pc_profile *pc_profile_new(void)
     p->meta.source = p->meta.app_package = p->meta.app_type = PC_NONE;
     p->meta.sdk_version = p->meta.build_type = PC_NONE;
     p->meta.kept_events_all = 1;
-    p->stack.root_child = PC_NONE;
+    p->stack.root_child = p->stack.root_head = PC_NONE;
     return p;
 }
 
@@ -70,6 +70,8 @@ void pc_profile_free(pc_profile *p)
     free(p->stack.prefix);
     free(p->stack.frame);
     free(p->stack.child);
+    free(p->stack.head);
+    free(p->stack.next);
     pc_htab_free(&p->stack.idx);
     free(p->thread.pid);
     free(p->thread.tid);
@@ -181,39 +183,99 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
     return id;
 }
 
-uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
+/* A stack's children are found through a list while they are few, and
+ * through the hash table once they are many: most stacks have one child
+ * or none, and a list makes adding a child to a new stack (a sample's
+ * path that is new below some point) cost no hash table miss. */
+#define STACK_LIST_MAX 16
+#define STACK_HASHED (PC_NONE - 1)  /* head value: children are hashed */
+
+static uint64_t stack_key(uint32_t prefix, uint32_t frame)
+{
+    return pc_mix64((uint64_t)prefix << 32 | frame);
+}
+
+static int stack_hash_add(pc_profile *p, uint32_t id)
 {
     pc_probe pr;
+    if (pc_htab_reserve(&p->stack.idx, p->stack.n_hashed + 1) < 0)
+        return -1;
+    pc_probe_start(&p->stack.idx, stack_key(p->stack.prefix[id], p->stack.frame[id]), &pr);
+    while (pc_probe_next(&p->stack.idx, &pr) != PC_NONE)
+        ;
+    pc_htab_insert(&p->stack.idx, &pr, id);
+    p->stack.n_hashed++;
+    return 0;
+}
+
+uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
+{
     if (p->oom)
         return PC_NONE;
-    uint32_t *last = prefix == PC_NONE ? &p->stack.root_child
-                     : prefix < p->stack.n ? &p->stack.child[prefix] : NULL;
-    if (last && *last != PC_NONE && p->stack.frame[*last] == frame)
-        return *last;
-    if (p->stack.n >= PC_NONE - 1 || pc_htab_reserve(&p->stack.idx, p->stack.n + 1) < 0)
+    int valid = prefix == PC_NONE || prefix < p->stack.n;
+    if (!valid)
         return oom(p);
-    pc_probe_start(&p->stack.idx, pc_mix64((uint64_t)prefix << 32 | frame), &pr);
-    for (uint32_t id; (id = pc_probe_next(&p->stack.idx, &pr)) != PC_NONE;)
-        if (p->stack.prefix[id] == prefix && p->stack.frame[id] == frame) {
-            if (last)
-                *last = id;
-            return id;
+    uint32_t last = prefix == PC_NONE ? p->stack.root_child : p->stack.child[prefix];
+    if (last != PC_NONE && p->stack.frame[last] == frame)
+        return last;
+    uint32_t head = prefix == PC_NONE ? p->stack.root_head : p->stack.head[prefix];
+    uint32_t found = PC_NONE;
+    size_t listed = 0;
+    if (head == STACK_HASHED) {
+        pc_probe pr;
+        if (p->stack.idx.slot) {
+            pc_probe_start(&p->stack.idx, stack_key(prefix, frame), &pr);
+            for (uint32_t id; (id = pc_probe_next(&p->stack.idx, &pr)) != PC_NONE;)
+                if (p->stack.prefix[id] == prefix && p->stack.frame[id] == frame) {
+                    found = id;
+                    break;
+                }
         }
-    struct pc_col cols[] = {PC_COL(p->stack.prefix), PC_COL(p->stack.frame),
-                            PC_COL(p->stack.child)};
-    if (pc_grow_cols(&p->stack.cap, p->stack.n + 1, cols, 3) < 0)
-        return oom(p);
-    uint32_t id = (uint32_t)p->stack.n++;
-    p->stack.prefix[id] = prefix;
-    p->stack.frame[id] = frame;
-    p->stack.child[id] = PC_NONE;
-    pc_htab_insert(&p->stack.idx, &pr, id);
-    /* The columns may have moved: take the slot again. */
+    } else {
+        for (uint32_t c = head; c != PC_NONE; c = p->stack.next[c], listed++)
+            if (p->stack.frame[c] == frame) {
+                found = c;
+                break;
+            }
+    }
+    if (found == PC_NONE) {
+        if (p->stack.n >= PC_NONE - 2)
+            return oom(p);
+        struct pc_col cols[] = {PC_COL(p->stack.prefix), PC_COL(p->stack.frame),
+                                PC_COL(p->stack.child), PC_COL(p->stack.head),
+                                PC_COL(p->stack.next)};
+        if (pc_grow_cols(&p->stack.cap, p->stack.n + 1, cols, 5) < 0)
+            return oom(p);
+        found = (uint32_t)p->stack.n++;
+        p->stack.prefix[found] = prefix;
+        p->stack.frame[found] = frame;
+        p->stack.child[found] = PC_NONE;
+        p->stack.head[found] = PC_NONE;
+        p->stack.next[found] = PC_NONE;
+        if (head == STACK_HASHED) {
+            if (stack_hash_add(p, found) < 0)
+                return oom(p);
+        } else if (listed + 1 > STACK_LIST_MAX) {
+            /* Many children: from now on they are hashed. */
+            p->stack.next[found] = head;
+            for (uint32_t c = found; c != PC_NONE; c = p->stack.next[c])
+                if (stack_hash_add(p, c) < 0)
+                    return oom(p);
+            head = STACK_HASHED;
+        } else {
+            p->stack.next[found] = head;
+            head = found;
+        }
+        if (prefix == PC_NONE)
+            p->stack.root_head = head;
+        else
+            p->stack.head[prefix] = head;
+    }
     if (prefix == PC_NONE)
-        p->stack.root_child = id;
-    else if (prefix < p->stack.n)
-        p->stack.child[prefix] = id;
-    return id;
+        p->stack.root_child = found;
+    else
+        p->stack.child[prefix] = found;
+    return found;
 }
 
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name)

@@ -99,9 +99,12 @@ struct pc_profile {
         uint32_t *prefix, *frame;
         /* The child of each stack (and of the root, root_child) last asked
          * for: consecutive samples mostly repeat the previous one's path,
-         * so this is tried before the hash table. */
+         * so this is tried first. */
         uint32_t *child, root_child;
-        size_t n, cap;
+        /* Children: a list (head, next) while few, else in idx (head is
+         * then a marker); see pc_stack(). */
+        uint32_t *head, *next, root_head;
+        size_t n, cap, n_hashed;
         pc_htab idx;
     } stack;
 

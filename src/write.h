@@ -33,6 +33,13 @@ typedef struct pc_merged {
 int pc_merge(const pc_profile *p, pc_merged *m);
 void pc_merged_free(pc_merged *m);
 
+/* Sorts ids[0..n), distinct values below universe, ascending.  When they
+ * are a good part of the universe, a pass over it that picks the marked
+ * ones (mark[id] != PC_NONE, or stamp[id] == stamp) beats sorting. */
+void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe);
+void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t stamp,
+                     size_t universe);
+
 /* JSON pieces both Firefox formats write. */
 void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id);
 void pc_jw_categories(jw *w);

@@ -198,3 +198,34 @@ int pc_is_time_event(const pc_profile *p, size_t e)
     /* Off-CPU samples carry their duration once pc_offcpu has run. */
     return p->meta.trace_offcpu && strstr(name, "sched_switch") != NULL;
 }
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe)
+{
+    if (n * 8 < universe) {
+        qsort(ids, n, sizeof *ids, cmp_id);
+        return;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < universe && k < n; g++)
+        if (mark[g] != PC_NONE)
+            ids[k++] = (uint32_t)g;
+}
+
+void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t stamp,
+                     size_t universe)
+{
+    if (n * 8 < universe) {
+        qsort(ids, n, sizeof *ids, cmp_id);
+        return;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < universe && k < n; g++)
+        if (stamp_of[g] == stamp)
+            ids[k++] = (uint32_t)g;
+}

@@ -74,12 +74,6 @@ static int local_init(local *l, const pc_profile *p, const pc_merged *m)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Collects what thread t uses: stacks of its samples with their ancestors,
  * their frames, and its marker names. */
 static void local_collect(local *l, const pc_profile *p, const pc_merged *m,
@@ -99,7 +93,7 @@ static void local_collect(local *l, const pc_profile *p, const pc_merged *m,
     }
     /* Merged ids are topologically ordered, so ascending order keeps
      * parents before children. */
-    qsort(l->stacks, l->n_stacks, sizeof *l->stacks, cmp_u32);
+    pc_sort_stamped(l->stacks, l->n_stacks, l->stack_stamp, stamp, m->n_gs);
     for (size_t k = 0; k < l->n_stacks; k++) {
         uint32_t g = l->stacks[k], f = m->gs_frame[g];
         l->stack_idx[g] = (uint32_t)k;

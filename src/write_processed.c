@@ -56,12 +56,6 @@ static void used_free(used *u)
     free(u->strs);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static uint32_t *all_none(size_t n)
 {
     uint32_t *a = malloc((n + 1) * sizeof *a);
@@ -115,7 +109,7 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
             u->stacks[u->n_stacks++] = g;
         }
     }
-    qsort(u->stacks, u->n_stacks, sizeof *u->stacks, cmp_u32);
+    pc_sort_ids(u->stacks, u->n_stacks, u->stack_idx, m->n_gs);
     for (size_t k = 0; k < u->n_stacks; k++) {
         uint32_t g = u->stacks[k], f = m->gs_frame[g];
         u->stack_idx[g] = (uint32_t)k;
