@@ -48,7 +48,7 @@ pc_profile *pc_profile_new(void)
     p->meta.source = p->meta.app_package = p->meta.app_type = PC_NONE;
     p->meta.sdk_version = p->meta.build_type = PC_NONE;
     p->meta.kept_events_all = 1;
-    p->stack.root_child = p->stack.root_head = PC_NONE;
+    pc_stree_init(&p->stack);
     return p;
 }
 
@@ -67,12 +67,7 @@ void pc_profile_free(pc_profile *p)
     free(p->frame.addr);
     free(p->frame.cat);
     free(p->frame.exec);
-    free(p->stack.prefix);
-    free(p->stack.frame);
-    free(p->stack.child);
-    free(p->stack.head);
-    free(p->stack.next);
-    pc_htab_free(&p->stack.idx);
+    pc_stree_free(&p->stack);
     free(p->thread.pid);
     free(p->thread.tid);
     free(p->thread.name);
@@ -195,87 +190,106 @@ static uint64_t stack_key(uint32_t prefix, uint32_t frame)
     return pc_mix64((uint64_t)prefix << 32 | frame);
 }
 
-static int stack_hash_add(pc_profile *p, uint32_t id)
+static int stack_hash_add(pc_stree *t, uint32_t id)
 {
     pc_probe pr;
-    if (pc_htab_reserve(&p->stack.idx, p->stack.n_hashed + 1) < 0)
+    if (pc_htab_reserve(&t->idx, t->n_hashed + 1) < 0)
         return -1;
-    pc_probe_start(&p->stack.idx, stack_key(p->stack.prefix[id], p->stack.frame[id]), &pr);
-    while (pc_probe_next(&p->stack.idx, &pr) != PC_NONE)
+    pc_probe_start(&t->idx, stack_key(t->prefix[id], t->frame[id]), &pr);
+    while (pc_probe_next(&t->idx, &pr) != PC_NONE)
         ;
-    pc_htab_insert(&p->stack.idx, &pr, id);
-    p->stack.n_hashed++;
+    pc_htab_insert(&t->idx, &pr, id);
+    t->n_hashed++;
     return 0;
+}
+
+void pc_stree_init(pc_stree *t)
+{
+    memset(t, 0, sizeof *t);
+    t->root_child = t->root_head = PC_NONE;
+}
+
+void pc_stree_free(pc_stree *t)
+{
+    free(t->prefix);
+    free(t->frame);
+    free(t->child);
+    free(t->head);
+    free(t->next);
+    pc_htab_free(&t->idx);
+    pc_stree_init(t);
+}
+
+uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
+{
+    if (prefix != PC_NONE && prefix >= t->n)
+        return PC_NONE;
+    uint32_t last = prefix == PC_NONE ? t->root_child : t->child[prefix];
+    if (last != PC_NONE && t->frame[last] == frame)
+        return last;
+    uint32_t head = prefix == PC_NONE ? t->root_head : t->head[prefix];
+    uint32_t found = PC_NONE;
+    size_t listed = 0;
+    if (head == STACK_HASHED) {
+        pc_probe pr;
+        pc_probe_start(&t->idx, stack_key(prefix, frame), &pr);
+        for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
+            if (t->prefix[id] == prefix && t->frame[id] == frame) {
+                found = id;
+                break;
+            }
+    } else {
+        for (uint32_t c = head; c != PC_NONE; c = t->next[c], listed++)
+            if (t->frame[c] == frame) {
+                found = c;
+                break;
+            }
+    }
+    if (found == PC_NONE) {
+        if (t->n >= PC_NONE - 2)
+            return PC_NONE;
+        struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->child),
+                                PC_COL(t->head), PC_COL(t->next)};
+        if (pc_grow_cols(&t->cap, t->n + 1, cols, 5) < 0)
+            return PC_NONE;
+        found = (uint32_t)t->n++;
+        t->prefix[found] = prefix;
+        t->frame[found] = frame;
+        t->child[found] = PC_NONE;
+        t->head[found] = PC_NONE;
+        t->next[found] = PC_NONE;
+        if (head == STACK_HASHED) {
+            if (stack_hash_add(t, found) < 0)
+                return PC_NONE;
+        } else if (listed + 1 > STACK_LIST_MAX) {
+            /* Many children: from now on they are hashed. */
+            t->next[found] = head;
+            for (uint32_t c = found; c != PC_NONE; c = t->next[c])
+                if (stack_hash_add(t, c) < 0)
+                    return PC_NONE;
+            head = STACK_HASHED;
+        } else {
+            t->next[found] = head;
+            head = found;
+        }
+        if (prefix == PC_NONE)
+            t->root_head = head;
+        else
+            t->head[prefix] = head;
+    }
+    if (prefix == PC_NONE)
+        t->root_child = found;
+    else
+        t->child[prefix] = found;
+    return found;
 }
 
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
 {
     if (p->oom)
         return PC_NONE;
-    int valid = prefix == PC_NONE || prefix < p->stack.n;
-    if (!valid)
-        return oom(p);
-    uint32_t last = prefix == PC_NONE ? p->stack.root_child : p->stack.child[prefix];
-    if (last != PC_NONE && p->stack.frame[last] == frame)
-        return last;
-    uint32_t head = prefix == PC_NONE ? p->stack.root_head : p->stack.head[prefix];
-    uint32_t found = PC_NONE;
-    size_t listed = 0;
-    if (head == STACK_HASHED) {
-        pc_probe pr;
-        if (p->stack.idx.slot) {
-            pc_probe_start(&p->stack.idx, stack_key(prefix, frame), &pr);
-            for (uint32_t id; (id = pc_probe_next(&p->stack.idx, &pr)) != PC_NONE;)
-                if (p->stack.prefix[id] == prefix && p->stack.frame[id] == frame) {
-                    found = id;
-                    break;
-                }
-        }
-    } else {
-        for (uint32_t c = head; c != PC_NONE; c = p->stack.next[c], listed++)
-            if (p->stack.frame[c] == frame) {
-                found = c;
-                break;
-            }
-    }
-    if (found == PC_NONE) {
-        if (p->stack.n >= PC_NONE - 2)
-            return oom(p);
-        struct pc_col cols[] = {PC_COL(p->stack.prefix), PC_COL(p->stack.frame),
-                                PC_COL(p->stack.child), PC_COL(p->stack.head),
-                                PC_COL(p->stack.next)};
-        if (pc_grow_cols(&p->stack.cap, p->stack.n + 1, cols, 5) < 0)
-            return oom(p);
-        found = (uint32_t)p->stack.n++;
-        p->stack.prefix[found] = prefix;
-        p->stack.frame[found] = frame;
-        p->stack.child[found] = PC_NONE;
-        p->stack.head[found] = PC_NONE;
-        p->stack.next[found] = PC_NONE;
-        if (head == STACK_HASHED) {
-            if (stack_hash_add(p, found) < 0)
-                return oom(p);
-        } else if (listed + 1 > STACK_LIST_MAX) {
-            /* Many children: from now on they are hashed. */
-            p->stack.next[found] = head;
-            for (uint32_t c = found; c != PC_NONE; c = p->stack.next[c])
-                if (stack_hash_add(p, c) < 0)
-                    return oom(p);
-            head = STACK_HASHED;
-        } else {
-            p->stack.next[found] = head;
-            head = found;
-        }
-        if (prefix == PC_NONE)
-            p->stack.root_head = head;
-        else
-            p->stack.head[prefix] = head;
-    }
-    if (prefix == PC_NONE)
-        p->stack.root_child = found;
-    else
-        p->stack.child[prefix] = found;
-    return found;
+    uint32_t id = pc_stree_intern(&p->stack, prefix, frame);
+    return id == PC_NONE ? oom(p) : id;
 }
 
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name)

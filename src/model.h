@@ -71,6 +71,28 @@ enum pc_marker_type {
                         s = error name, a = raw code, b = error address */
 };
 
+/* A root-first prefix tree of (prefix, frame) nodes, each interned once;
+ * a node's prefix id is always lower than its own.  Used for the model's
+ * stacks and wherever stacks are re-interned (merged frames). */
+typedef struct pc_stree {
+    uint32_t *prefix, *frame;
+    /* The child of each node (and of the root, root_child) last asked
+     * for: consecutive samples mostly repeat the previous one's path, so
+     * this is tried first. */
+    uint32_t *child, root_child;
+    /* Children: a list (head, next) while few, else in idx (head is then
+     * a marker); see pc_stree_intern(). */
+    uint32_t *head, *next, root_head;
+    size_t n, cap, n_hashed;
+    pc_htab idx;
+} pc_stree;
+
+void pc_stree_init(pc_stree *t);
+/* The node (prefix, frame), added when new; PC_NONE when out of memory or
+ * when prefix is no node. */
+uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame);
+void pc_stree_free(pc_stree *t);
+
 struct pc_profile {
     pc_strtab str;
     int oom;
@@ -95,18 +117,7 @@ struct pc_profile {
         size_t n, cap;
     } frame;
 
-    struct {
-        uint32_t *prefix, *frame;
-        /* The child of each stack (and of the root, root_child) last asked
-         * for: consecutive samples mostly repeat the previous one's path,
-         * so this is tried first. */
-        uint32_t *child, root_child;
-        /* Children: a list (head, next) while few, else in idx (head is
-         * then a marker); see pc_stack(). */
-        uint32_t *head, *next, root_head;
-        size_t n, cap, n_hashed;
-        pc_htab idx;
-    } stack;
+    pc_stree stack;
 
     struct {
         int64_t *pid, *tid;

@@ -29,11 +29,8 @@ int pc_merge(const pc_profile *p, pc_merged *m)
     m->gf_cat = malloc(nf + 1);
     m->gf_sub = malloc(nf + 1);
     m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
-    m->gs_prefix = malloc((ns + 1) * sizeof *m->gs_prefix);
-    m->gs_frame = malloc((ns + 1) * sizeof *m->gs_frame);
     if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gf_sub ||
-        !m->gs_of_stack || !m->gs_prefix || !m->gs_frame ||
-        pc_htab_reserve(&idx, nf) < 0)
+        !m->gs_of_stack || pc_htab_reserve(&idx, nf) < 0)
         ok = 0;
     for (size_t f = 0; ok && f < nf; f++) {
         pc_probe pr;
@@ -54,27 +51,29 @@ int pc_merge(const pc_profile *p, pc_merged *m)
         m->gf_of_frame[f] = g;
     }
     pc_htab_free(&idx);
-    if (ok && pc_htab_reserve(&idx, ns) < 0)
-        ok = 0;
     /* Model stacks come parents first, so each prefix is mapped already. */
+    pc_stree tree;
+    pc_stree_init(&tree);
     for (size_t s = 0; ok && s < ns; s++) {
-        pc_probe pr;
         uint32_t pre = p->stack.prefix[s];
         uint32_t gp = pre == PC_NONE ? PC_NONE : m->gs_of_stack[pre];
-        uint32_t gf = m->gf_of_frame[p->stack.frame[s]], g;
-        pc_probe_start(&idx, pc_mix64((uint64_t)gp << 32 | gf), &pr);
-        while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
-            if (m->gs_prefix[g] == gp && m->gs_frame[g] == gf)
-                break;
-        if (g == PC_NONE) {
-            g = (uint32_t)m->n_gs++;
-            m->gs_prefix[g] = gp;
-            m->gs_frame[g] = gf;
-            pc_htab_insert(&idx, &pr, g);
-        }
+        uint32_t g = pc_stree_intern(&tree, gp, m->gf_of_frame[p->stack.frame[s]]);
+        if (g == PC_NONE)
+            ok = 0;
         m->gs_of_stack[s] = g;
     }
-    pc_htab_free(&idx);
+    /* The tree's node columns are the merged stacks; the rest goes. */
+    m->gs_prefix = tree.prefix;
+    m->gs_frame = tree.frame;
+    m->n_gs = tree.n;
+    tree.prefix = tree.frame = NULL;
+    if (ok && (!m->gs_prefix || !m->gs_frame)) {
+        /* No stacks at all: empty columns still, for the writers. */
+        m->gs_prefix = malloc(sizeof *m->gs_prefix);
+        m->gs_frame = malloc(sizeof *m->gs_frame);
+        ok = m->gs_prefix && m->gs_frame;
+    }
+    pc_stree_free(&tree);
     if (!ok)
         pc_merged_free(m);
     return ok ? 0 : -1;
