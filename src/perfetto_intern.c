@@ -152,7 +152,10 @@ void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack)
 
 void pf_interned_pool_compact(pf_interned *t)
 {
-    if (t->pool_dead < 65536 || t->pool_dead * 2 < t->n_pool)
+    /* Compaction walks every record: it waits for as many dead entries,
+     * so that its cost is paid for by what it reclaims. */
+    if (t->pool_dead < 65536 || t->pool_dead * 2 < t->n_pool ||
+        t->pool_dead < t->n_callstacks + t->n_mappings)
         return;
     /* Mappings and callstacks each hold their slices in pool order:
      * merge the two lists by offset and move the live slices down. */
