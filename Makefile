@@ -45,7 +45,7 @@ $(BUILD)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard src/*.h) include/
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
 
-$(BUILD)/bench/%.o: bench/%.c $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+$(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
 

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_common.h"
 #include "pf_encode.h"
 
 enum { KIND_PERF, KIND_CHROME, KIND_HEAP };
@@ -49,21 +50,6 @@ typedef struct opts {
     const char *out;
 } opts;
 
-static unsigned long long rng_state;
-
-static unsigned long long rnd(void)
-{
-    /* xorshift64*: fast, and the same sequence everywhere. */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ULL;
-}
-
-static long below(long n)
-{
-    return (long)(rnd() % (unsigned long long)n);
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -826,7 +812,6 @@ static int parse(int argc, char **argv, opts *o)
     *o = (opts){20000, 6, 1, 40, 500, 400, 1, 10, KIND_PERF, 1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        long *target = NULL;
         if (i + 1 >= argc)
             return -1;
         if (!strcmp(a, "-o")) {
@@ -849,19 +834,13 @@ static int parse(int argc, char **argv, opts *o)
                 return -1;
             continue;
         }
-        if (!strcmp(a, "--samples")) target = &o->samples;
-        else if (!strcmp(a, "--threads")) target = &o->threads;
-        else if (!strcmp(a, "--processes")) target = &o->processes;
-        else if (!strcmp(a, "--depth")) target = &o->depth;
-        else if (!strcmp(a, "--symbols")) target = &o->symbols;
-        else if (!strcmp(a, "--paths")) target = &o->paths;
-        else if (!strcmp(a, "--sequences")) target = &o->sequences;
-        else if (!strcmp(a, "--dumps")) target = &o->dumps;
-        else return -1;
-        char *end;
-        errno = 0;
-        *target = strtol(argv[++i], &end, 10);
-        if (errno || *end || *target < 1)
+        const gen_numopt nums[] = {
+            {"--samples", &o->samples}, {"--threads", &o->threads},
+            {"--processes", &o->processes}, {"--depth", &o->depth},
+            {"--symbols", &o->symbols}, {"--paths", &o->paths},
+            {"--sequences", &o->sequences}, {"--dumps", &o->dumps},
+        };
+        if (gen_number(nums, sizeof nums / sizeof *nums, a, argv[++i]) != 1)
             return -1;
     }
     if (!o->out || o->threads < o->processes || o->depth < 3 || o->depth > 1000 ||

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_common.h"
 #include "sp_encode.h"
 
 typedef struct opts {
@@ -32,21 +33,6 @@ typedef struct opts {
     const char *out;
 } opts;
 
-static unsigned long long rng_state;
-
-static unsigned long long rnd(void)
-{
-    /* xorshift64*: fast, and the same sequence everywhere. */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ULL;
-}
-
-static long below(long n)
-{
-    return (long)(rnd() % (unsigned long long)n);
-}
 
 static const char *const libs[] = {
     "/apex/com.android.runtime/lib64/bionic/libc.so",
@@ -82,7 +68,6 @@ static int parse(int argc, char **argv, opts *o)
     *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 0, 0, 1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        long *target = NULL;
         if (!strcmp(a, "--offcpu")) {
             o->offcpu = 1;
             continue;
@@ -105,18 +90,13 @@ static int parse(int argc, char **argv, opts *o)
             o->seed = strtoull(argv[++i], NULL, 10);
             continue;
         }
-        if (!strcmp(a, "--samples")) target = &o->samples;
-        else if (!strcmp(a, "--threads")) target = &o->threads;
-        else if (!strcmp(a, "--processes")) target = &o->processes;
-        else if (!strcmp(a, "--depth")) target = &o->depth;
-        else if (!strcmp(a, "--symbols")) target = &o->symbols;
-        else if (!strcmp(a, "--paths")) target = &o->paths;
-        else if (!strcmp(a, "--events")) target = &o->events;
-        else return -1;
-        char *end;
-        errno = 0;
-        *target = strtol(argv[++i], &end, 10);
-        if (errno || *end || *target < 1)
+        const gen_numopt nums[] = {
+            {"--samples", &o->samples}, {"--threads", &o->threads},
+            {"--processes", &o->processes}, {"--depth", &o->depth},
+            {"--symbols", &o->symbols}, {"--paths", &o->paths},
+            {"--events", &o->events},
+        };
+        if (gen_number(nums, sizeof nums / sizeof *nums, a, argv[++i]) != 1)
             return -1;
     }
     if (!o->out || o->threads < o->processes || o->depth < 3 || o->symbols < N_LIBS)
