@@ -32,7 +32,8 @@ LDLIBS_ALL = -lisal -lzstd -lz $(STDCXX) -lm $(LDLIBS)
 LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
 LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
 TEST_SRC := $(wildcard tests/*.c)
-TEST_OBJ := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%.o)
+FUZZ_SRC := $(wildcard fuzz/*.c)
+TEST_OBJ := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%.o) $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%.o)
 BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/skim
 
 all: $(BUILD)/profconv
@@ -41,9 +42,13 @@ $(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) include/profconv.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
-$(BUILD)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+$(BUILD)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard fuzz/*.h) $(wildcard src/*.h) include/profconv.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) -Itests -Ifuzz -c -o $@ $<
+
+$(BUILD)/fuzz/%.o: fuzz/%.c $(wildcard fuzz/*.h) $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -Ifuzz -c -o $@ $<
 
 $(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
 	@mkdir -p $(dir $@)
@@ -89,6 +94,47 @@ $(BUILD)/gzip-bench: bench/gzip_bench.c
 bench: $(BUILD)/profconv $(BENCH_TOOLS) $(BUILD)/gzip-bench
 	bash bench/run.sh $(BUILD)
 
+# Fuzzing with libFuzzer (Debian clang and libclang-rt-14-dev), under
+# AddressSanitizer and UBSan.  fuzz-smoke runs every target for
+# FUZZ_SECONDS from its saved corpus (fuzz/corpus/TARGET), keeping what it
+# finds in build-fuzz/corpus/TARGET; a crash stops it, with the input saved
+# as build-fuzz/crash-TARGET-*.  make check replays the saved corpus and
+# past crashes (fuzz/crashes/TARGET) with the normal build.
+FUZZ_TARGETS := simpleperf perfetto perfscript gzip proguard filter roundtrip
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
+               $(FUZZ_SAN) -fsanitize=fuzzer-no-link -DPC_FUZZ_LIBFUZZER \
+               -Iinclude -Isrc -Itests -Ifuzz
+FUZZ_SUPPORT := tests/fixtures.c tests/sp_encode.c tests/processed_valid.c \
+                tests/gecko_valid.c tests/jsonmini.c fuzz/fuzz_common.c
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRC) $(FUZZ_SUPPORT))
+
+build-fuzz/%.o: %.c $(wildcard src/*.h) $(wildcard tests/*.h) $(wildcard fuzz/*.h) include/profconv.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+build-fuzz/fuzz-%: build-fuzz/fuzz/fuzz_%.o $(FUZZ_OBJ)
+	$(FUZZ_CC) -pthread $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lisal -lzstd -lz -lstdc++ -lm
+
+fuzz-build: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
+
+fuzz-smoke: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build-fuzz/corpus/$$t; \
+	    build-fuzz/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	        -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$t- \
+	        build-fuzz/corpus/$$t fuzz/corpus/$$t > build-fuzz/$$t.log 2>&1 || \
+	        { tail -n 60 build-fuzz/$$t.log; echo "fuzz-smoke: $$t failed"; exit 1; }; \
+	    echo "fuzz $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/$$t.log | \
+	        cut -d' ' -f2) runs in $(FUZZ_SECONDS) s, $$(grep -o 'cov: [0-9]*' build-fuzz/$$t.log | \
+	        tail -n 1)"; \
+	done
+
+fuzz-replay: $(BUILD)/profconv $(BUILD)/run-tests
+	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests fuzz_replay
+
 install: $(BUILD)/profconv $(BUILD)/libprofconv.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BUILD)/profconv $(DESTDIR)$(PREFIX)/bin/profconv
@@ -96,6 +142,6 @@ install: $(BUILD)/profconv $(BUILD)/libprofconv.a
 	install -m 644 $(BUILD)/libprofconv.a $(DESTDIR)$(PREFIX)/lib/libprofconv.a
 
 clean:
-	rm -rf build build-san example.trace example.json.gz
+	rm -rf build build-san build-fuzz example.trace example.json.gz
 
-.PHONY: all check example bench install clean
+.PHONY: all check example bench install clean fuzz-build fuzz-smoke fuzz-replay

@@ -182,7 +182,7 @@ int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *er
     for (size_t t = 0; t < nt; t++)
         if (used[t])
             v[k++] = p->thread.pid[t];
-    qsort(v, k, sizeof *v, cmp_i64);
+    pc_qsort(v, k, sizeof *v, cmp_i64);
     size_t m = 0;
     for (size_t i = 0; i < k; i++)
         if (m == 0 || v[m - 1] != v[i])

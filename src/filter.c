@@ -222,7 +222,7 @@ static int ranges_finish(ranges *rs)
     if (rs->open && add_range(rs, rs->open_at, UINT64_MAX) < 0)
         return -1;
     rs->open = 0;
-    qsort(rs->r, rs->n, sizeof *rs->r, cmp_range);
+    pc_qsort(rs->r, rs->n, sizeof *rs->r, cmp_range);
     return 0;
 }
 

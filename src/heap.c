@@ -51,7 +51,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
     sort_p = p;
-    qsort(order, n, sizeof *order, cmp_row);
+    pc_qsort(order, n, sizeof *order, cmp_row);
     sort_p = NULL;
     uint64_t start = pc_start_time(p);
     for (size_t i = 0; i < n;) {

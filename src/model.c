@@ -627,7 +627,7 @@ void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of)
     /* qsort has no context argument in C11; the comparator is total, so
      * the result does not depend on the sort's stability. */
     order_p = p;
-    qsort(order, n, sizeof *order, thread_cmp);
+    pc_qsort(order, n, sizeof *order, thread_cmp);
     order_p = NULL;
     if (!main_of)
         return;
@@ -669,7 +669,7 @@ uint64_t pc_interval_ns(const pc_profile *p)
         for (size_t i = p->sample.first[t] + 1; i < p->sample.first[t + 1]; i++)
             if (p->sample.time[i] > p->sample.time[i - 1] && seen++ % step == 0)
                 d[n++] = p->sample.time[i] - p->sample.time[i - 1];
-    qsort(d, n, sizeof *d, cmp_u64);
+    pc_qsort(d, n, sizeof *d, cmp_u64);
     uint64_t median = d[n / 2];
     free(d);
     return median;

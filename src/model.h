@@ -25,6 +25,7 @@
 #define PROFCONV_MODEL_H
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 
 #include "hashtab.h"
@@ -290,6 +291,15 @@ struct pc_col {
 #define PC_NO_CPU UINT16_MAX
 
 #define PC_COL(x) {(void **)&(x), sizeof *(x)}
+
+/* qsort, for any n: with fewer than two items there is nothing to sort,
+ * and the array may not even exist (qsort must not be given NULL). */
+static inline void pc_qsort(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
 
 #endif

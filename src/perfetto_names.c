@@ -84,7 +84,7 @@ static int symbols_init(pf_reader *r, symbols *s)
     for (size_t i = 0; i < ns; i++)
         s->order[i] = (uint32_t)i;
     sort_r = r;
-    qsort(s->order, ns, sizeof *s->order, cmp_sym);
+    pc_qsort(s->order, ns, sizeof *s->order, cmp_sym);
     sort_r = NULL;
     for (size_t i = 0; i < ns;) {
         uint32_t key = s->key_of[r->sym.mod[s->order[i]]];
@@ -377,7 +377,7 @@ static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, uint32_t name
         n = (int)found.n;
     } else if (found.n) {
         sort_r = r;
-        qsort(found.v, found.n, sizeof *found.v, cmp_str_ids);
+        pc_qsort(found.v, found.n, sizeof *found.v, cmp_str_ids);
         sort_r = NULL;
         size_t len = 0, cap = 64;
         char *buf = malloc(cap);

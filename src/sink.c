@@ -52,7 +52,9 @@ static void fail_errno(pc_sink *s, int status, const char *what)
 
 static void emit(pc_sink *s, const uint8_t *p, size_t n)
 {
-    if (s->failed)
+    /* An empty output (folded stacks of no sample) writes nothing, and a
+     * memory sink has no buffer to point into yet. */
+    if (s->failed || n == 0)
         return;
     if (s->fd < 0) {
         if (s->mem_cap - s->mem_len < n) {

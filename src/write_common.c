@@ -207,7 +207,7 @@ static int cmp_id(const void *a, const void *b)
 void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe)
 {
     if (n * 8 < universe) {
-        qsort(ids, n, sizeof *ids, cmp_id);
+        pc_qsort(ids, n, sizeof *ids, cmp_id);
         return;
     }
     size_t k = 0;
@@ -220,7 +220,7 @@ void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t
                      size_t universe)
 {
     if (n * 8 < universe) {
-        qsort(ids, n, sizeof *ids, cmp_id);
+        pc_qsort(ids, n, sizeof *ids, cmp_id);
         return;
     }
     size_t k = 0;

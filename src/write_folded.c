@@ -276,7 +276,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
             goto oom;
         lines[n_lines++].value = f.value[i];
     }
-    qsort(lines, n_lines, sizeof *lines, cmp_line);
+    pc_qsort(lines, n_lines, sizeof *lines, cmp_line);
     for (size_t i = 0; i < n_lines;) {
         int64_t sum = 0;
         size_t j = i;

@@ -629,7 +629,7 @@ static int heap_order(const pc_profile *p, uint32_t **order, size_t **first)
     for (size_t i = 0; i < n; i++)
         (*order)[i] = (uint32_t)i;
     heap_sort_p = p;
-    qsort(*order, n, sizeof **order, cmp_heap_row);
+    pc_qsort(*order, n, sizeof **order, cmp_heap_row);
     heap_sort_p = NULL;
     for (size_t i = 0; i < n; i++)
         (*first)[p->heap.thread[i] + 1]++;

@@ -173,7 +173,7 @@ static int plan_samples(ss_state *st)
                 st->ev_list[n++] = ev;
             }
         }
-        qsort(st->ev_list, n, sizeof *st->ev_list, ev_cmp);
+        pc_qsort(st->ev_list, n, sizeof *st->ev_list, ev_cmp);
         for (size_t j = 0; j < n; j++)
             if (add_prof(st, t, st->ev_list[j], PC_NONE, b, e) < 0)
                 return -1;
@@ -217,7 +217,7 @@ static int plan_heap(ss_state *st)
         if (pc_heap_value(p, i) != 0)
             st->heap_perm[st->n_heap_rows++] = (uint32_t)i;
     heap_sort_st = st;
-    qsort(st->heap_perm, st->n_heap_rows, sizeof *st->heap_perm, heap_cmp);
+    pc_qsort(st->heap_perm, st->n_heap_rows, sizeof *st->heap_perm, heap_cmp);
     heap_sort_st = NULL;
     for (size_t k = 0; k < st->n_heap_rows;) {
         uint32_t r = st->heap_perm[k];

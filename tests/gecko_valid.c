@@ -363,12 +363,19 @@ int gecko_check(const jv *prof, char *msg, size_t msglen)
         const jv *th = j_at(threads, t), *tid = j_get(th, "tid");
         if (!j_is_int(tid) && !j_str(tid))
             problem(&c, "threads[%zu].tid: not an integer or string", t);
-        /* tids must be unique across the profile. */
+        /* A thread is its (pid, tid): the kernel hands a tid out again
+         * once its thread is gone, so over a long trace two processes can
+         * each have had a thread with the same tid. */
+        const jv *pid = j_get(th, "pid");
         for (size_t u = 0; u < t && j_is_int(tid); u++) {
             const jv *other = j_get(j_at(threads, u), "tid");
-            if (j_is_int(other) && j_int(other) == j_int(tid))
-                problem(&c, "threads[%zu].tid: %lld already used by threads[%zu]", t,
-                        j_int(tid), u);
+            const jv *opid = j_get(j_at(threads, u), "pid");
+            int same_pid = j_is_int(pid) && j_is_int(opid) ? j_int(pid) == j_int(opid)
+                           : j_str(pid) && j_str(opid) ? strcmp(j_str(pid), j_str(opid)) == 0
+                                                       : 1;
+            if (j_is_int(other) && j_int(other) == j_int(tid) && same_pid)
+                problem(&c, "threads[%zu].tid: %lld already used by threads[%zu] of the same "
+                        "process", t, j_int(tid), u);
         }
         check_thread(&c, th, t);
     }

@@ -1,0 +1,55 @@
+/* Fuzz targets: one function per reader or parser, fed arbitrary bytes.
+ *
+ * A target returns normally on any input.  A crash, a hang, a sanitizer
+ * report, or an abort() on a broken promise (an error message that is not
+ * one line naming an offset, output that differs between two runs or
+ * between one and two threads, a Firefox file the validators refuse) is a
+ * finding.
+ *
+ * Built for libFuzzer (`make fuzz-smoke`; PC_FUZZ_LIBFUZZER defined), each
+ * target file also defines LLVMFuzzerTestOneInput; AFL++ can use the same
+ * files through its libFuzzer driver.  The test suite calls the functions
+ * directly over the saved corpus and past crashes (`make fuzz-replay`, part
+ * of `make check`).
+ */
+#ifndef PROFCONV_FUZZ_H
+#define PROFCONV_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profconv.h"
+
+int fuzz_simpleperf(const uint8_t *data, size_t size);
+int fuzz_perfetto(const uint8_t *data, size_t size);
+int fuzz_perfscript(const uint8_t *data, size_t size);
+int fuzz_gzip(const uint8_t *data, size_t size);
+int fuzz_proguard(const uint8_t *data, size_t size);
+int fuzz_filter(const uint8_t *data, size_t size);
+int fuzz_roundtrip(const uint8_t *data, size_t size);
+
+/* Shared by the targets (fuzz_common.c). */
+
+/* Converts size bytes with threads (pc_options.threads) and filter_file
+ * (may be NULL); checks the error's form on failure.  Returns the profile
+ * or NULL. */
+pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
+                         const char *filter_file);
+
+/* Writes p in format (with gzip when gz), twice, and aborts unless both
+ * outputs are the same bytes; Firefox outputs must pass the validators.
+ * Returns the output (malloc'd; *len its size), or NULL on failure. */
+unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len);
+
+#ifdef PC_FUZZ_LIBFUZZER
+#define PC_FUZZ_TARGET(fn)                                                  \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);           \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)            \
+    {                                                                       \
+        return fn(data, size);                                              \
+    }
+#else
+#define PC_FUZZ_TARGET(fn)
+#endif
+
+#endif

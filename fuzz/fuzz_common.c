@@ -1,0 +1,66 @@
+/* What the fuzz targets share: converting with the promises checked. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "gecko_valid.h"
+#include "processed_valid.h"
+
+static void broken(const char *what, const char *detail)
+{
+    fprintf(stderr, "fuzz: %s: %s\n", what, detail);
+    abort();
+}
+
+pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
+                         const char *filter_file)
+{
+    pc_options o;
+    pc_options_init(&o);
+    o.threads = threads;
+    o.filter_file = filter_file;
+    pc_input *in;
+    pc_profile *p = NULL;
+    pc_error err;
+    if (pc_input_open_memory(&in, data, size, "fuzz", &err) != PC_OK)
+        return NULL;
+    int st = pc_convert(in, &o, &p, &err);
+    pc_input_close(in);
+    if (st == PC_OK)
+        return p;
+    if (!err.message[0] || strchr(err.message, '\n'))
+        broken("error message is not one line", err.message);
+    /* Input errors name the byte offset (filter files their line). */
+    if (st == PC_EINPUT && !strstr(err.message, "offset ") && !filter_file)
+        broken("input error without an offset", err.message);
+    if (st != PC_EINPUT && st != PC_ENOMEM && st != PC_EIO && st != PC_EUSAGE)
+        broken("unknown status", err.message);
+    return NULL;
+}
+
+unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len)
+{
+    pc_write_options w;
+    pc_write_options_init(&w);
+    w.format = format;
+    w.gzip = gz;
+    unsigned char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    pc_error err;
+    if (pc_write_memory(p, &w, &a, &na, &err) != PC_OK)
+        return NULL;
+    if (pc_write_memory(p, &w, &b, &nb, &err) != PC_OK)
+        broken("second write failed", err.message);
+    if (na != nb || (na && memcmp(a, b, na) != 0))
+        broken("output differs between two writes", "");
+    free(b);
+    char msg[512];
+    if (!gz && format == PC_FORMAT_FIREFOX && processed_check_text((const char *)a, na, msg,
+                                                                    sizeof msg))
+        broken("invalid processed profile", msg);
+    if (!gz && format == PC_FORMAT_GECKO && gecko_check_text((const char *)a, na, msg, sizeof msg))
+        broken("invalid Gecko profile", msg);
+    *len = na;
+    return a;
+}

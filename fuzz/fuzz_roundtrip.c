@@ -1,0 +1,23 @@
+/* Any input, then every output format, each written twice to the same
+ * bytes, Firefox files valid.  (No output format is also an input, so
+ * nothing is read back.) */
+#include <stdlib.h>
+
+#include "fuzz.h"
+
+int fuzz_roundtrip(const uint8_t *data, size_t size)
+{
+    pc_profile *p = fuzz_convert(data, size, 0, NULL);
+    if (!p)
+        return 0;
+    static const int formats[] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO, PC_FORMAT_FOLDED,
+                                  PC_FORMAT_PPROF, PC_FORMAT_SPEEDSCOPE};
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        size_t n;
+        free(fuzz_write(p, formats[i], 0, &n));
+    }
+    pc_profile_free(p);
+    return 0;
+}
+
+PC_FUZZ_TARGET(fuzz_roundtrip)
