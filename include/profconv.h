@@ -278,6 +278,12 @@ int pc_format_from_path(const char *path, int *gzip);
 int pc_write(const pc_profile *p, const char *path,
              const pc_write_options *o, pc_error *err);
 
+/* Removes the temporary files of the outputs being written by pc_write().
+ * Async-signal-safe: for a handler of SIGINT or SIGTERM that then ends the
+ * process, so that an interrupted conversion leaves no partial file (the
+ * target itself is never touched before the final rename). */
+void pc_remove_partial_outputs(void);
+
 /* Writes p into a new malloc'd buffer; the caller frees *data. */
 int pc_write_memory(const pc_profile *p, const pc_write_options *o,
                     unsigned char **data, size_t *size, pc_error *err);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,15 @@ static void show_progress(void *ctx, const pc_progress *p)
             prog.tty ? "\r" : "", input_name, mb, of, (unsigned long long)p->samples, rate,
             left, prog.tty ? "\033[K" : "\n");
     prog.shown = 1;
+}
+
+/* Interrupted: no partial output stays behind; then the signal's own
+ * ending, so the caller sees how the process ended. */
+static void on_signal(int sig)
+{
+    pc_remove_partial_outputs();
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 static void log_line(void *ctx, int level, const char *message)
@@ -456,6 +466,13 @@ int main(int argc, char **argv)
 
     pc_options_init(&opt);
     pc_write_options_init(&wopt);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:t:qhV", longopts, NULL)) != -1) {
         int bad = 0;

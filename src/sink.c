@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ struct pc_sink {
     int failed;        /* a pc_status once something went wrong */
     char msg[512];
     uint64_t flushed;  /* uncompressed bytes handed on so far */
+    int partial;       /* slot of tmp among the partial outputs, or -1 */
 };
 
 static void fail_errno(pc_sink *s, int status, const char *what)
@@ -202,12 +204,47 @@ static int init_codec(pc_sink *s, int level)
     return 0;
 }
 
+/* The temporary files being written, for pc_remove_partial_outputs(),
+ * which a signal handler may call at any moment: each slot's path is
+ * complete before the slot is marked in use. */
+#define PARTIAL_SLOTS 8
+static char partial_path[PARTIAL_SLOTS][4096];
+static volatile sig_atomic_t partial_used[PARTIAL_SLOTS];
+
+static int partial_add(const char *tmp)
+{
+    size_t n = strlen(tmp);
+    if (n >= sizeof partial_path[0])
+        return -1;
+    for (int i = 0; i < PARTIAL_SLOTS; i++)
+        if (!partial_used[i]) {
+            memcpy(partial_path[i], tmp, n + 1);
+            partial_used[i] = 1;
+            return i;
+        }
+    return -1;
+}
+
+static void partial_drop(int slot)
+{
+    if (slot >= 0)
+        partial_used[slot] = 0;
+}
+
+void pc_remove_partial_outputs(void)
+{
+    for (int i = 0; i < PARTIAL_SLOTS; i++)
+        if (partial_used[i])
+            unlink(partial_path[i]);
+}
+
 static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
 {
     pc_sink *s = calloc(1, sizeof *s);
     if (!s)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
     s->fd = -1;
+    s->partial = -1;
     s->path = strdup(path);
     s->buf = malloc(BUF_SIZE);
     if (!s->path || !s->buf) {
@@ -278,6 +315,7 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
         sink_abort(s);
         return st;
     }
+    s->partial = partial_add(s->tmp);
     *out = s;
     return PC_OK;
 }
@@ -309,6 +347,8 @@ int sink_finish(pc_sink *s, unsigned char **data, size_t *size, pc_error *err)
         if (!s->failed && rename(s->tmp, s->path) < 0)
             fail_errno(s, PC_EIO, "cannot rename the finished file into place");
         if (!s->failed) {
+            partial_drop(s->partial);
+            s->partial = -1;
             free(s->tmp);
             s->tmp = NULL;
         }
@@ -343,6 +383,7 @@ void sink_abort(pc_sink *s)
         if (s->fd >= 0)
             close(s->fd);
         unlink(s->tmp);
+        partial_drop(s->partial);
     }
     if (s->close_fd)
         close(s->fd);

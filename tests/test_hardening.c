@@ -1,0 +1,199 @@
+/* Inputs and outputs gone wrong: empty and tiny inputs, lengths claiming
+ * gigabytes, an interrupted conversion, a full disk.  Nothing crashes,
+ * nothing is allocated for bytes that are not there, and no partial or
+ * clobbered output is left. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sp_encode.h"
+#include "t.h"
+#include "test_util.h"
+
+static void expect_input_error(const void *data, size_t len, const char *want)
+{
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(data, len, NULL, &p, &err), PC_EINPUT);
+    T_CONTAINS(err.message, want);
+    pc_profile_free(p);
+}
+
+TEST(hardening_tiny_and_lying_inputs)
+{
+    expect_input_error("", 0, "fixture: offset 0: the input is empty");
+    expect_input_error("S", 1, "fixture: offset 0: unknown input format");
+    expect_input_error("\n", 1, "fixture: offset 0: unknown input format");
+
+    /* A simpleperf record whose size claims 4 GiB, with 4 bytes behind
+     * it: refused at once, nothing allocated for the claim. */
+    static const unsigned char sp[] = {'S', 'I', 'M', 'P', 'L', 'E', 'P', 'E', 'R', 'F', 1, 0,
+                                       0xff, 0xff, 0xff, 0xff, 0x0a, 0x02, 0x08, 0x01};
+    expect_input_error(sp, sizeof sp, "fixture: offset 12: ");
+    /* A Perfetto packet claiming 4 GiB. */
+    static const unsigned char pf[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x08, 0x01};
+    expect_input_error(pf, sizeof pf, "fixture: offset 0: ");
+
+    /* The same from a file, through the command line: exit status 2, one
+     * line, and a peak memory far below the claim. */
+    char path[600], cmd[1400], errf[700];
+    snprintf(path, sizeof path, "%s/claims-4g.trace", t_tmpdir());
+    snprintf(errf, sizeof errf, "%s/claims-4g.err", t_tmpdir());
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fwrite(sp, 1, sizeof sp, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s '%s' -o '%s/claims.json' 2> '%s'", t_profconv(), path,
+             t_tmpdir(), errf);
+    int st = system(cmd);
+    T_EQ_INT(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 2);
+    char *e = read_text(errf);
+    T_CHECK(e && strchr(e, '\n') == e + strlen(e) - 1);
+    T_CONTAINS(e, "claims-4g.trace: offset 12: ");
+    free(e);
+    snprintf(cmd, sizeof cmd, "%s/claims.json", t_tmpdir());
+    struct stat sb;
+    T_CHECK(stat(cmd, &sb) != 0);
+}
+
+/* A recording big enough that writing its JSON takes a while: 150,000
+ * samples whose stacks are nearly all different. */
+static int write_slow_input(const char *path)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[24];
+    unsigned long long r = 88172645463325252ULL;
+    for (uint32_t i = 0; i < 150000; i++) {
+        for (int d = 0; d < 24; d++) {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            chain[d] = (spe_frame){0x1000 + (r % 400) * 16, 0, (int32_t)(r % 400), -1};
+        }
+        spe_sample(&e, 1000000 + (uint64_t)i * 1000, (int32_t)(1 + i % 4), 1000, 0, chain, 24,
+                   NULL);
+    }
+    const char *syms[400];
+    static char names[400][8];
+    for (int s = 0; s < 400; s++) {
+        snprintf(names[s], sizeof names[s], "f%d", s);
+        syms[s] = names[s];
+    }
+    spe_file(&e, 0, "/lib/libx.so", syms, 400);
+    spe_end(&e);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(e.out.data, 1, e.out.len, f) == e.out.len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    spe_free(&e);
+    return ok ? 0 : -1;
+}
+
+static int temp_files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strstr(e->d_name, ".tmp-") != NULL;
+    closedir(d);
+    return n;
+}
+
+TEST(hardening_signal_leaves_no_partial_output)
+{
+    char dir[600], in[700], out[700];
+    snprintf(dir, sizeof dir, "%s/sig", t_tmpdir());
+    mkdir(dir, 0700);
+    snprintf(in, sizeof in, "%s/slow.trace", dir);
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    if (write_slow_input(in) < 0) {
+        t_fail(__FILE__, __LINE__, "cannot write %s", in);
+        return;
+    }
+    static const char old[] = "the previous output\n";
+    FILE *f = fopen(out, "w");
+    fputs(old, f);
+    fclose(f);
+    for (int sig = SIGTERM, round = 0; round < 2; round++, sig = SIGINT) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(t_profconv(), "profconv", "-q", in, "-o", out, (char *)NULL);
+            _exit(127);
+        }
+        /* Wait for the temporary output to appear, then interrupt. */
+        int seen = 0;
+        struct timespec ms = {0, 200000};
+        for (int i = 0; i < 100000 && !seen; i++) {
+            seen = temp_files_in(dir) > 0;
+            if (!seen) {
+                int ws;
+                if (waitpid(pid, &ws, WNOHANG) == pid) {
+                    pid = -1;
+                    break;
+                }
+                nanosleep(&ms, NULL);
+            }
+        }
+        if (pid < 0 || !seen) {
+            if (pid > 0)
+                waitpid(pid, NULL, 0);
+            t_skip("the conversion ended before it could be interrupted");
+            return;
+        }
+        kill(pid, sig);
+        int ws = 0;
+        waitpid(pid, &ws, 0);
+        T_CHECK(WIFSIGNALED(ws) && WTERMSIG(ws) == sig);
+        T_EQ_INT(temp_files_in(dir), 0);
+        char *now = read_text(out);
+        T_EQ_STR(now, old);
+        free(now);
+    }
+}
+
+/* A full disk: a 64 KiB tmpfs, where mounting one is allowed. */
+TEST(hardening_disk_full)
+{
+    char dir[600], in[700], out[700], cmd[4000], errf[700];
+    snprintf(dir, sizeof dir, "%s/full", t_tmpdir());
+    mkdir(dir, 0700);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null", dir);
+    if (geteuid() != 0 || system(cmd) != 0) {
+        t_skip("cannot mount a small tmpfs here (needs root): the full disk is not tested");
+        return;
+    }
+    snprintf(in, sizeof in, "%s/slow.trace", t_tmpdir());
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    snprintf(errf, sizeof errf, "%s/full.err", t_tmpdir());
+    if (write_slow_input(in) == 0) {
+        FILE *f = fopen(out, "w");
+        fputs("kept\n", f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "%s -q '%s' -o '%s' 2> '%s'", t_profconv(), in, out, errf);
+        int st = system(cmd);
+        T_EQ_INT(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 3);
+        char *e = read_text(errf);
+        T_CONTAINS(e, "No space left on device");
+        T_CHECK(e && strchr(e, '\n') == e + strlen(e) - 1);
+        free(e);
+        T_EQ_INT(temp_files_in(dir), 0);
+        char *now = read_text(out);
+        T_EQ_STR(now, "kept\n");
+        free(now);
+    }
+    snprintf(cmd, sizeof cmd, "umount '%s'", dir);
+    if (system(cmd) != 0)
+        t_fail(__FILE__, __LINE__, "cannot unmount %s", dir);
+}
