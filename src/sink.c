@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,15 +308,27 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
     }
     snprintf(s->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, base);
+    /* No interruption between creating the file and registering it for
+     * pc_remove_partial_outputs(). */
+    sigset_t block, saved;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &saved);
     s->fd = mkstemp(s->tmp);
+    int mk_errno = errno;
+    if (s->fd >= 0)
+        s->partial = partial_add(s->tmp);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (s->fd < 0) {
+        errno = mk_errno;
         st = pc_fail(err, PC_EIO, "%s: cannot create: %s", path, strerror(errno));
         free(s->tmp);
         s->tmp = NULL;
         sink_abort(s);
         return st;
     }
-    s->partial = partial_add(s->tmp);
     *out = s;
     return PC_OK;
 }

@@ -67,6 +67,9 @@ TEST(progress_callback)
     seen s = {0};
     o.progress = record;
     o.progress_ctx = &s;
+    /* One thread: a call a MiB exactly.  (With two, the reading thread
+     * runs ahead and the calls, made between batches, come fewer.) */
+    o.threads = 1;
     pc_input *in;
     pc_profile *p = NULL;
     pc_error err;
@@ -82,6 +85,21 @@ TEST(progress_callback)
     T_EQ_INT(s.bad_order, 0);
     T_EQ_INT(s.last.bytes, size);
     T_EQ_INT(s.last.total, size);
+    T_EQ_INT(s.last.samples, 20000);
+    pc_profile_free(p);
+
+    /* Two threads: fewer calls, still in order, the last one complete. */
+    o.threads = 0;
+    memset(&s, 0, sizeof s);
+    st = pc_input_open(&in, path, &err);
+    if (st == PC_OK) {
+        st = pc_convert(in, &o, &p, &err);
+        pc_input_close(in);
+    }
+    T_EQ_INT(st, PC_OK);
+    T_CHECK(s.calls >= 2);
+    T_EQ_INT(s.bad_order, 0);
+    T_EQ_INT(s.last.bytes, size);
     T_EQ_INT(s.last.samples, 20000);
     pc_profile_free(p);
 
