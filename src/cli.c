@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,6 +124,9 @@ static const char usage_text[] =
 "                        demangling them.\n"
 "\n"
 "  -q, --quiet           print errors only (no progress, no warnings)\n"
+"      --max-memory SIZE stop with an error (exit 3) instead of taking more\n"
+"                        than SIZE of memory (bytes, or with K, M or G).\n"
+"                                               e.g. --max-memory 2G\n"
 "      --threads N       1: do everything on one thread; otherwise (the\n"
 "                        default) simpleperf input is read and decoded on a\n"
 "                        second thread.  The output is the same.\n"
@@ -385,8 +389,32 @@ enum {
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
-    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS,
+    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY,
 };
+
+/* "512M" -> bytes; 0 if malformed. */
+static unsigned long long parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return 0;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    else if (*end)
+        return 0;
+    if (shift && end[1])
+        return 0;
+    if (v > (~0ULL >> shift))
+        return 0;
+    return v << shift;
+}
 
 /* "dir/perf.pb.gz" and pid 12 -> "dir/perf.12.pb.gz" (malloc'd): the pid
  * goes before the format's extension, or at the end of other names. */
@@ -450,6 +478,7 @@ int main(int argc, char **argv)
         {"pprof-split", required_argument, NULL, OPT_PPROF_SPLIT},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -459,6 +488,7 @@ int main(int argc, char **argv)
     pc_write_options wopt;
     const char *output = NULL, *to = NULL;
     int gzip = -1, c, split = 0;
+    unsigned long long max_memory = 0;
     /* Static: they stay reachable until exit, whatever path main takes. */
     static idlist pids, xpids, tids, xtids;
     static strlist pnames, xpnames, tnames, xtnames;
@@ -570,6 +600,11 @@ int main(int argc, char **argv)
             break;
         case 'q': quiet = 1; break;
         case OPT_PROGRESS: prog.on = 1; break;
+        case OPT_MAX_MEMORY:
+            if ((max_memory = parse_size(optarg)) < (1ULL << 20))
+                return usage_error("--max-memory needs a size of at least 1M (bytes, or "
+                                   "with K, M or G), not '%s'", optarg);
+            break;
         case OPT_THREADS: {
             char *end;
             errno = 0;
@@ -647,6 +682,19 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
+    if (max_memory) {
+        /* The address space, which bounds what malloc can hand out: past
+         * it allocations fail and the conversion stops with "out of
+         * memory" instead of the system killing the process. */
+        struct rlimit rl = {(rlim_t)max_memory, (rlim_t)max_memory};
+        if (setrlimit(RLIMIT_AS, &rl) != 0) {
+            fprintf(stderr, "profconv: cannot limit memory to %llu bytes: %s\n", max_memory,
+                    strerror(errno));
+            free(owned);
+            return EXIT_IO;
+        }
+    }
+
     pc_error err;
     pc_input *in = NULL;
     pc_profile *prof = NULL;
@@ -691,7 +739,11 @@ int main(int argc, char **argv)
         st = pc_write(prof, output, &wopt, &err);
     }
     if (st != PC_OK) {
-        fprintf(stderr, "profconv: %s\n", err.message);
+        if (st == PC_ENOMEM && max_memory)
+            fprintf(stderr, "profconv: %s (the limit set by --max-memory is %llu MiB)\n",
+                    err.message, max_memory >> 20);
+        else
+            fprintf(stderr, "profconv: %s\n", err.message);
     } else if (!quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);

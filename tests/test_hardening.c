@@ -197,3 +197,33 @@ TEST(hardening_disk_full)
     if (system(cmd) != 0)
         t_fail(__FILE__, __LINE__, "cannot unmount %s", dir);
 }
+
+/* --max-memory: past the limit, a polite error and no output, instead of
+ * the system killing the process. */
+TEST(hardening_max_memory)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    t_skip("the address sanitizer reserves more address space than any limit: "
+           "--max-memory is tested in the normal build");
+#else
+    char in[700], cmd[4000], errf[700];
+    snprintf(in, sizeof in, "%s/mem.trace", t_tmpdir());
+    snprintf(errf, sizeof errf, "%s/mem.err", t_tmpdir());
+    if (write_slow_input(in) < 0)
+        return;
+    snprintf(cmd, sizeof cmd, "%s --max-memory 32M '%s' -o '%s/mem.json' 2> '%s'",
+             t_profconv(), in, t_tmpdir(), errf);
+    int st = system(cmd);
+    T_EQ_INT(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 3);
+    char *e = read_text(errf);
+    T_CONTAINS(e, "mem.trace: out of memory (the limit set by --max-memory is 32 MiB)\n");
+    free(e);
+    snprintf(cmd, sizeof cmd, "%s/mem.json", t_tmpdir());
+    struct stat sb;
+    T_CHECK(stat(cmd, &sb) != 0);
+    /* Enough memory: the same conversion goes through. */
+    snprintf(cmd, sizeof cmd, "%s -q --max-memory 2G '%s' -o '%s/mem.json'", t_profconv(), in,
+             t_tmpdir());
+    T_EQ_INT(system(cmd), 0);
+#endif
+}
