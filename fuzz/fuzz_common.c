@@ -36,7 +36,17 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
         broken("input error without an offset", err.message);
     if (st != PC_EINPUT && st != PC_ENOMEM && st != PC_EIO && st != PC_EUSAGE)
         broken("unknown status", err.message);
-    return NULL;
+    if (st != PC_EINPUT)
+        return NULL;
+    /* Damaged: what --keep-going makes of it must hold up too. */
+    o.keep_going = 1;
+    if (pc_input_open_memory(&in, data, size, "fuzz", &err) != PC_OK)
+        return NULL;
+    st = pc_convert(in, &o, &p, &err);
+    pc_input_close(in);
+    if (st != PC_OK && (!err.message[0] || strchr(err.message, '\n')))
+        broken("error message is not one line", err.message);
+    return st == PC_OK ? p : NULL;
 }
 
 unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len)

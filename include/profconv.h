@@ -166,6 +166,13 @@ typedef struct pc_options {
     int heap_dump;
     int heap_measure;
 
+    /* Convert what is valid in a damaged input instead of failing: skip
+     * damaged records (simpleperf) or lines (perf script), end the input
+     * where its framing breaks, name frames whose names are missing by
+     * file and address; each kind of damage is reported with a count and
+     * the first message. */
+    int keep_going;
+
     /* Threads to use: 1 does everything on the calling thread; 0 (the
      * default) also reads and decodes on a second thread where that pays
      * (simpleperf input).  The output is the same either way. */

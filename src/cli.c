@@ -124,6 +124,9 @@ static const char usage_text[] =
 "                        demangling them.\n"
 "\n"
 "  -q, --quiet           print errors only (no progress, no warnings)\n"
+"      --keep-going      convert what is valid in a damaged input: skip damaged\n"
+"                        records (simpleperf) or lines (perf script), stop\n"
+"                        where the file is cut, and report each kind of damage.\n"
 "      --max-memory SIZE stop with an error (exit 3) instead of taking more\n"
 "                        than SIZE of memory (bytes, or with K, M or G).\n"
 "                                               e.g. --max-memory 2G\n"
@@ -389,7 +392,7 @@ enum {
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
-    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY,
+    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_KEEP_GOING,
 };
 
 /* "512M" -> bytes; 0 if malformed. */
@@ -479,6 +482,7 @@ int main(int argc, char **argv)
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -600,6 +604,7 @@ int main(int argc, char **argv)
             break;
         case 'q': quiet = 1; break;
         case OPT_PROGRESS: prog.on = 1; break;
+        case OPT_KEEP_GOING: opt.keep_going = 1; break;
         case OPT_MAX_MEMORY:
             if ((max_memory = parse_size(optarg)) < (1ULL << 20))
                 return usage_error("--max-memory needs a size of at least 1M (bytes, or "

@@ -306,6 +306,8 @@ typedef struct reader {
     uint16_t last_event_id;
 
     size_t samples, side_records, extra_lines, no_period;
+    size_t skipped;        /* with keep_going: damaged lines */
+    pc_error first_skip;
 } reader;
 
 static int nomem(reader *r)
@@ -634,6 +636,12 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
                                  "found \"%.*s\"", r.line_no, (int)(t.n > 60 ? 60 : t.n), t.s);
             }
         }
+        if (st == PC_EINPUT && o->keep_going) {
+            /* A damaged line goes, the rest is read on. */
+            if (!r.skipped++)
+                r.first_skip = *err;
+            st = PC_OK;
+        }
         if (st != PC_OK)
             break;
     }
@@ -644,6 +652,9 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
     if (st == PC_OK && r.samples == 0 && r.line_no == 0)
         st = src_fail_at(in, err, 0, "the input is empty");
     p->sample.read = p->sample.n;
+    if (st == PC_OK && r.skipped)
+        pc_log(o, PC_LOG_WARN, "%zu damaged lines skipped (the first: %s)", r.skipped,
+               r.first_skip.message);
     if (st == PC_OK && r.side_records)
         pc_log(o, PC_LOG_INFO, "%zu side-band records (PERF_RECORD_*) were skipped",
                r.side_records);

@@ -367,7 +367,32 @@ static int dec_record(dec *d, pb_reader *pr, sp_record *rec)
 
 #undef ANY
 
+static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *framed);
+
 int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
+{
+    for (;;) {
+        int framed = 0;
+        int got = sp_next_strict(r, rec, err, &framed);
+        if (got >= 0 || !r->keep_going || err->status != PC_EINPUT)
+            return got;
+        if (framed) {
+            /* The record's frame holds: skip it, read on. */
+            if (!r->skipped++)
+                r->first_skip = *err;
+            continue;
+        }
+        /* The framing is broken: the file ends here. */
+        r->stop = *err;
+        r->stopped = 1;
+        r->done = 1;
+        return 0;
+    }
+}
+
+/* sp_next without keep_going; *framed tells a damaged record whose size
+ * prefix was sound (the next record can still be found). */
+static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *framed)
 {
     pc_input *in = r->in;
     src_skip(in, r->consumed);
@@ -419,10 +444,13 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
     rec->offset = off;
     rec->size = size;
     rec->index = r->n_records + 1;
-    if (dec_record(&d, &pr, rec) < 0)
-        return -1;
     r->consumed = size;
+    int bad = dec_record(&d, &pr, rec) < 0;
     r->n_records++;
+    if (bad) {
+        *framed = 1;
+        return -1;
+    }
     return 1;
 }
 
@@ -464,6 +492,9 @@ typedef struct build {
     size_t nsyms, symcap;
 
     int have_meta;
+    size_t refused, unnamed;      /* with keep_going: records skipped, frames named
+                                     by file id or address for want of names */
+    pc_error first_refusal;
     int pre_meta;                 /* samples came before MetaInfo */
     uint32_t max_event;           /* largest event_type_id among them */
     uint64_t max_event_off;
@@ -719,6 +750,17 @@ static int resolve_frames(build *b)
                     fi = i;
                     break;
                 }
+        if (fi == PC_NONE && b->o->keep_going) {
+            /* The Files come last: a cut file may lack them. */
+            int n = snprintf(name, sizeof name, "[file %" PRIu32 "]+0x%" PRIx64,
+                             b->fr.key[id].file, p->frame.addr[id]);
+            if (no_file == PC_NONE)
+                no_file = pc_resource(p, pc_intern(p, "", 0));
+            p->frame.func[id] = pc_func(p, pc_intern(p, name, (size_t)n), no_file);
+            p->frame.cat[id] = PC_CAT_OTHER;
+            b->unnamed++;
+            continue;
+        }
         if (fi == PC_NONE)
             return src_fail_at(b->in, b->err, b->fr.first_off[id],
                                "sample refers to file_id %" PRIu32
@@ -728,6 +770,10 @@ static int resolve_frames(build *b)
         const char *path_s = pc_str(&p->str, path);
         size_t path_len = pc_str_len(&p->str, path);
         uint32_t fname;
+        if (sym != -1 && (sym < 0 || (uint32_t)sym >= b->files.nsym[fi]) && b->o->keep_going) {
+            sym = -1;  /* named by address, like unknown code */
+            b->unnamed++;
+        }
         if (sym == -1) {
             /* Keep unknown code apart by address, as "libfoo.so+0x1a2b". */
             const char *base = path_s + path_len;
@@ -791,9 +837,24 @@ static void free_build(build *b)
     free(b->syms);
 }
 
+static int on_record_strict(build *b, const sp_record *rec);
+
+/* With keep_going, a record the model refuses (an event type out of
+ * range, a File id seen twice) is skipped and counted. */
 static int on_record(void *ctx, const sp_record *rec)
 {
     build *b = ctx;
+    int st = on_record_strict(b, rec);
+    if (st == PC_EINPUT && b->o->keep_going) {
+        if (!b->refused++)
+            b->first_refusal = *b->err;
+        return PC_OK;
+    }
+    return st;
+}
+
+static int on_record_strict(build *b, const sp_record *rec)
+{
     pc_profile *p = b->p;
     switch (rec->kind) {
     case SP_SAMPLE: return on_sample(b, rec);
@@ -826,6 +887,7 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     p->meta.source = pc_intern_cstr(p, "simpleperf");
     if ((st = sp_open(&r, in, err)) != PC_OK)
         return st;
+    r.keep_going = o->keep_going;
     if (o->threads == 1) {
         while ((got = sp_next(&r, &rec, err)) > 0 && (st = on_record(&b, &rec)) == PC_OK)
             ;
@@ -843,6 +905,18 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if (st == PC_OK)
         st = name_orphans(&b);
     p->sample.read = p->sample.n;
+    if (st == PC_OK && r.skipped)
+        pc_log(o, PC_LOG_WARN, "%zu damaged records skipped (the first: %s)", r.skipped,
+               r.first_skip.message);
+    if (st == PC_OK && b.refused)
+        pc_log(o, PC_LOG_WARN, "%zu records skipped as inconsistent (the first: %s)",
+               b.refused, b.first_refusal.message);
+    if (st == PC_OK && r.stopped)
+        pc_log(o, PC_LOG_WARN, "reading stopped early, %zu records in: %s", r.n_records,
+               r.stop.message);
+    if (st == PC_OK && b.unnamed)
+        pc_log(o, PC_LOG_WARN, "%zu frames named by their file and address: their File "
+               "record or symbol is missing", b.unnamed);
     if (st == PC_OK && p->meta.has_lost && p->meta.lost_count) {
         uint64_t n = p->meta.lost_count, total = n + p->meta.lost_sample_count;
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples (%.1f%%) were lost "

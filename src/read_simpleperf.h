@@ -99,6 +99,13 @@ typedef struct sp_reader {
     size_t chain_cap;
     sp_str *strs[2];   /* symbols and mangled symbols, or event types */
     size_t strs_cap[2];
+    /* With keep_going, a record whose protobuf is damaged is skipped
+     * (counted, the first message kept) and a broken frame ends the file
+     * (its message kept) instead of failing. */
+    int keep_going;
+    size_t skipped;
+    pc_error first_skip, stop;
+    int stopped;
 } sp_reader;
 
 /* True when the first bytes are simpleperf's magic. */

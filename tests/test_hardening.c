@@ -227,3 +227,84 @@ TEST(hardening_max_memory)
     T_EQ_INT(system(cmd), 0);
 #endif
 }
+
+static pc_profile *convert_keep_going(const void *data, size_t len, int *status)
+{
+    pc_options o;
+    pc_options_init(&o);
+    o.keep_going = 1;
+    o.remove_gaps = 0;
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    *status = convert_bytes(data, len, &o, &p, &err);
+    return p;
+}
+
+/* --keep-going: a cut file keeps what came before the cut, a damaged
+ * record or line is skipped, a refused record too; each is reported. */
+TEST(hardening_keep_going)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[2] = {{0x10, 0, 0, -1}, {0x20, 0, 1, -1}};
+    for (uint32_t i = 0; i < 10; i++) {
+        if (i == 4) {
+            /* A record with a sound frame and a broken protobuf inside. */
+            static const unsigned char junk[] = {0x0a, 0x05, 0x08};
+            spe_raw_record(&e, junk, sizeof junk);
+        }
+        spe_sample(&e, 1000 + i, 7, 1, i == 6 ? 9 : 0, chain, 2, NULL);
+    }
+    const char *syms[] = {"leaf", "root"};
+    size_t before_files = e.out.len;
+    spe_file(&e, 0, "/lib/x.so", syms, 2);
+    spe_thread(&e, 7, 7, "app");
+    spe_end(&e);
+
+    int st;
+    pc_profile *p = convert_keep_going(e.out.data, e.out.len, &st);
+    T_EQ_INT(st, PC_OK);
+    if (p) {
+        /* 10 samples less the one with event type 9. */
+        T_EQ_INT(p->sample.n, 9);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]), "root;leaf");
+        pc_profile_free(p);
+    }
+    T_CONTAINS(log_capture_text(), "warning: 1 damaged records skipped (the first: fixture: "
+                                   "offset ");
+    T_CONTAINS(log_capture_text(), "warning: 1 records skipped as inconsistent (the first: "
+                                   "fixture: offset ");
+    T_CONTAINS(log_capture_text(), "event_type_id 9 is out of range");
+    /* Without it, the first damage is an error. */
+    pc_error err;
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_EINPUT);
+
+    /* Cut before the File records: the samples stay, named by file and
+     * address. */
+    p = convert_keep_going(e.out.data, before_files + 3, &st);
+    T_EQ_INT(st, PC_OK);
+    if (p) {
+        T_EQ_INT(p->sample.n, 9);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]), "[file 0]+0x20;[file 0]+0x10");
+        pc_profile_free(p);
+    }
+    T_CONTAINS(log_capture_text(), "warning: reading stopped early, 12 records in: fixture: "
+                                   "offset ");
+    T_CONTAINS(log_capture_text(), "warning: 2 frames named by their file and address");
+    spe_free(&e);
+
+    /* perf script: the damaged line goes, the samples stay. */
+    static const char text[] = "app 7/7 1.5: 1 cpu-clock:\n\t1000 work (/bin/app)\n\n"
+                               "garbage line\n"
+                               "app 7/7 1.6: 1 cpu-clock:\n\t1000 work (/bin/app)\n";
+    p = convert_keep_going(text, sizeof text - 1, &st);
+    T_EQ_INT(st, PC_OK);
+    if (p)
+        T_EQ_INT(p->sample.n, 2);
+    pc_profile_free(p);
+    T_CONTAINS(log_capture_text(), "warning: 1 damaged lines skipped (the first: fixture: "
+                                   "offset 49: line 4: expected a sample header");
+}
