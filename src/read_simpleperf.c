@@ -492,6 +492,7 @@ typedef struct build {
     size_t nsyms, symcap;
 
     int have_meta;
+    size_t unknown_kinds;         /* records of a kind this reader does not know */
     size_t refused, unnamed;      /* with keep_going: records skipped, frames named
                                      by file id or address for want of names */
     pc_error first_refusal;
@@ -867,7 +868,10 @@ static int on_record_strict(build *b, const sp_record *rec)
         p->meta.lost_sample_count = rec->lost.sample_count;
         p->meta.lost_count = rec->lost.lost_count;
         return PC_OK;
-    default: return PC_OK;
+    default:
+        /* A kind of record newer than this reader: told of, not fatal. */
+        b->unknown_kinds++;
+        return PC_OK;
     }
 }
 
@@ -905,6 +909,9 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if (st == PC_OK)
         st = name_orphans(&b);
     p->sample.read = p->sample.n;
+    if (st == PC_OK && b.unknown_kinds)
+        pc_log(o, PC_LOG_WARN, "%zu records of a kind this version does not know were "
+               "skipped (written by a newer simpleperf?)", b.unknown_kinds);
     if (st == PC_OK && r.skipped)
         pc_log(o, PC_LOG_WARN, "%zu damaged records skipped (the first: %s)", r.skipped,
                r.first_skip.message);

@@ -308,3 +308,32 @@ TEST(hardening_keep_going)
     T_CONTAINS(log_capture_text(), "warning: 1 damaged lines skipped (the first: fixture: "
                                    "offset 49: line 4: expected a sample header");
 }
+
+/* A record of a kind newer than the reader: a warning, not an error. */
+TEST(hardening_newer_record_kind)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[1] = {{0x10, 0, 0, -1}};
+    spe_sample(&e, 1000, 7, 1, 0, chain, 1, NULL);
+    static const unsigned char newer[] = {0x4a, 0x02, 0x08, 0x01};  /* member 9 */
+    spe_raw_record(&e, newer, sizeof newer);
+    spe_raw_record(&e, newer, sizeof newer);
+    const char *syms[] = {"leaf"};
+    spe_file(&e, 0, "/lib/x.so", syms, 1);
+    spe_end(&e);
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+    if (p)
+        T_EQ_INT(p->sample.n, 1);
+    pc_profile_free(p);
+    T_CONTAINS(log_capture_text(), "warning: 2 records of a kind this version does not know "
+                                   "were skipped");
+    spe_free(&e);
+}
