@@ -84,7 +84,7 @@ static int write_slow_input(const char *path)
                    NULL);
     }
     const char *syms[400];
-    static char names[400][8];
+    static char names[400][16];
     for (int s = 0; s < 400; s++) {
         snprintf(names[s], sizeof names[s], "f%d", s);
         syms[s] = names[s];
