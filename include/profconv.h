@@ -167,7 +167,8 @@ typedef struct pc_options {
     int heap_measure;
 
     /* Convert what is valid in a damaged input instead of failing: skip
-     * damaged records (simpleperf) or lines (perf script), end the input
+     * damaged records (simpleperf), packets (Perfetto) or lines (perf
+     * script), end the input
      * where its framing breaks, name frames whose names are missing by
      * file and address; each kind of damage is reported with a count and
      * the first message. */

@@ -93,6 +93,13 @@ typedef struct pf_reader {
      * compressed packets, offsets count in the decompressed bytes and the
      * compressed packet's own offset is z_offset. */
     size_t packet_index;
+    /* With keep_going: packets skipped as damaged, and where the framing
+     * broke. */
+    size_t skipped;
+    pc_error first_skip, stop;
+    int stopped;
+    int in_packet;        /* on_packet is at work on a packet of packet_len */
+    size_t packet_len;
     int z_depth;
     uint64_t z_offset;
     uint8_t *zbuf;

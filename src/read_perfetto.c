@@ -2016,7 +2016,30 @@ int pf_detect(const uint8_t *data, size_t len)
 
 /* Streams the packets from the input: each is decoded where it lies in
  * the input window. */
+static int stream_strict(pf_reader *r);
+
+/* With keep_going, a packet the reader refuses is skipped, and the trace
+ * ends where its framing breaks. */
 static int stream(pf_reader *r)
+{
+    for (;;) {
+        int st = stream_strict(r);
+        if (st != PC_EINPUT || !r->o->keep_going)
+            return st;
+        if (r->in_packet) {
+            if (!r->skipped++)
+                r->first_skip = *r->err;
+            r->in_packet = 0;
+            src_skip(r->in, r->packet_len);
+            continue;
+        }
+        r->stop = *r->err;
+        r->stopped = 1;
+        return PC_OK;
+    }
+}
+
+static int stream_strict(pf_reader *r)
 {
     pc_input *in = r->in;
     for (;;) {
@@ -2056,9 +2079,14 @@ static int stream(pf_reader *r)
                                "only %zu remain (truncated trace?)",
                                r->packet_index + 1, n, src_avail(in) - hdr);
         if ((tag >> 3) == 1 && (tag & 7) == PB_LEN) {
+            /* A packet refused is whole: with keep_going, stream() skips
+             * it by this length. */
+            r->in_packet = 1;
+            r->packet_len = hdr + (size_t)n;
             int st = on_packet(r, src_ptr(in) + hdr, (size_t)n, off + hdr);
             if (st != PC_OK)
                 return st;
+            r->in_packet = 0;
         }
         src_skip(in, hdr + (size_t)n);
     }
@@ -2100,6 +2128,12 @@ static void report(pf_reader *r)
 {
     const pf_stats *st = &r->st;
     const pc_options *o = r->o;
+    if (r->skipped)
+        pc_log(o, PC_LOG_WARN, "%zu damaged packets skipped (the first: %s)", r->skipped,
+               r->first_skip.message);
+    if (r->stopped)
+        pc_log(o, PC_LOG_WARN, "reading stopped early, %zu packets in: %s", r->packet_index,
+               r->stop.message);
     if (st->records_lost)
         pc_log(o, PC_LOG_WARN, "traced_perf lost %" PRIu64 " kernel records (samples "
                "the kernel buffer could not hold)", st->records_lost);

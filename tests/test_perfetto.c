@@ -1079,3 +1079,63 @@ TEST(perfetto_many_callstacks)
     T_EQ_STR(rest ? rest + 1 : "", many_stack_text(4, want, sizeof want));
     pc_profile_free(p);
 }
+
+/* --keep-going: a damaged packet between good ones is skipped, a cut
+ * trace keeps the packets before the cut; both are reported. */
+TEST(perfetto_keep_going)
+{
+    pb_buf b = {0};
+    fx_perf(&b);
+    size_t full = b.len;
+    /* A packet whose own framing holds but whose content does not: a
+     * length-delimited field longer than the packet. */
+    static const uint8_t bad[] = {0x0a, 0x02, 0x52, 0x05};
+    pb_buf c = {0};
+    size_t half = 0;
+    /* The damaged packet goes in after the first half of the packets. */
+    {
+        const uint8_t *q = b.data, *end = b.data + full;
+        int n = 0;
+        while (q < end && n < 6) {
+            uint64_t len;
+            const uint8_t *r = q + 1;
+            if (pb_varint(&r, end, &len) != PB_OK)
+                break;
+            q = r + len;
+            n++;
+        }
+        half = (size_t)(q - b.data);
+    }
+    pb_raw(&c, b.data, half);
+    pb_raw(&c, bad, sizeof bad);
+    pb_raw(&c, b.data + half, full - half);
+    pc_options o;
+    pc_options_init(&o);
+    o.keep_going = 1;
+    log_capture_start(&o);
+    pc_profile *p = convert_buf(&c, &o);
+    if (p) {
+        T_EQ_INT(p->sample.n, 5);
+        pc_profile_free(p);
+    }
+    T_CONTAINS(log_capture_text(), "warning: 1 damaged packets skipped (the first: fixture: "
+                                   "offset ");
+    pc_options strict;
+    pc_options_init(&strict);
+    pc_profile *q = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(c.data, c.len, &strict, &q, &err), PC_EINPUT);
+    pc_profile_free(q);
+    /* Cut in the middle of a packet. */
+    log_capture_start(&o);
+    p = NULL;
+    T_EQ_INT(convert_bytes(b.data, full - 3, &o, &p, &err), PC_OK);
+    if (p) {
+        T_CHECK(p->sample.n >= 3);
+        pc_profile_free(p);
+    }
+    T_CONTAINS(log_capture_text(), "warning: reading stopped early, ");
+    T_CONTAINS(log_capture_text(), "(truncated trace?)");
+    pb_buf_free(&b);
+    pb_buf_free(&c);
+}
