@@ -67,36 +67,7 @@ TEST(hardening_tiny_and_lying_inputs)
  * samples whose stacks are nearly all different. */
 static int write_slow_input(const char *path)
 {
-    spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[24];
-    unsigned long long r = 88172645463325252ULL;
-    for (uint32_t i = 0; i < 150000; i++) {
-        for (int d = 0; d < 24; d++) {
-            r ^= r << 13;
-            r ^= r >> 7;
-            r ^= r << 17;
-            chain[d] = (spe_frame){0x1000 + (r % 400) * 16, 0, (int32_t)(r % 400), -1};
-        }
-        spe_sample(&e, 1000000 + (uint64_t)i * 1000, (int32_t)(1 + i % 4), 1000, 0, chain, 24,
-                   NULL);
-    }
-    const char *syms[400];
-    static char names[400][16];
-    for (int s = 0; s < 400; s++) {
-        snprintf(names[s], sizeof names[s], "f%d", s);
-        syms[s] = names[s];
-    }
-    spe_file(&e, 0, "/lib/libx.so", syms, 400);
-    spe_end(&e);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(e.out.data, 1, e.out.len, f) == e.out.len;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    spe_free(&e);
-    return ok ? 0 : -1;
+    return write_simpleperf_file(path, 150000, 1) ? 0 : -1;
 }
 
 static int temp_files_in(const char *dir)

@@ -9,39 +9,6 @@
 #include "t.h"
 #include "test_util.h"
 
-/* A simpleperf file of n samples of a 30-frame stack (about 400 bytes a
- * sample) at path; returns its size, or 0. */
-static size_t write_big(const char *path, size_t n)
-{
-    spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[30];
-    for (int d = 0; d < 30; d++)
-        chain[d] = (spe_frame){0x1000 + (uint64_t)d * 16, 0, d, -1};
-    for (size_t i = 0; i < n; i++) {
-        chain[0].vaddr = 0x1000 + (i % 64) * 4;
-        spe_sample(&e, 1000000000ULL + i * 250000, (int32_t)(100 + i % 4), 250000, 0, chain,
-                   30, NULL);
-    }
-    const char *syms[30];
-    char names[30][16];
-    for (int d = 0; d < 30; d++) {
-        snprintf(names[d], sizeof names[d], "f%d", d);
-        syms[d] = names[d];
-    }
-    spe_file(&e, 0, "/system/lib64/libx.so", syms, 30);
-    spe_end(&e);
-    FILE *f = fopen(path, "wb");
-    size_t len = e.out.len;
-    int ok = f && fwrite(e.out.data, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    spe_free(&e);
-    return ok ? len : 0;
-}
-
 typedef struct seen {
     size_t calls, bad_order;
     pc_progress last;
@@ -60,7 +27,7 @@ TEST(progress_callback)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/big.trace", t_tmpdir());
-    size_t size = write_big(path, 20000);
+    size_t size = write_simpleperf_file(path, 20000, 0);
     T_CHECK(size > 4u << 20);
     pc_options o;
     pc_options_init(&o);
@@ -144,7 +111,7 @@ TEST(progress_cli)
 {
     char path[600], args[1600];
     snprintf(path, sizeof path, "%s/big-cli.trace", t_tmpdir());
-    if (!write_big(path, 20000))
+    if (!write_simpleperf_file(path, 20000, 0))
         return;
     /* Not a terminal: no progress unless asked; asked, whole lines. */
     snprintf(args, sizeof args, "'%s' -o '%s/big.json.gz'", path, t_tmpdir());

@@ -177,3 +177,47 @@ char *read_text(const char *path)
     s[n] = 0;
     return s;
 }
+
+size_t write_simpleperf_file(const char *path, size_t n, int varied)
+{
+    enum { MAX_SYMS = 400 };
+    int depth = varied ? 24 : 30, nsym = varied ? MAX_SYMS : 30;
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[30];
+    for (int d = 0; d < depth; d++)
+        chain[d] = (spe_frame){0x1000 + (uint64_t)d * 16, 0, d, -1};
+    unsigned long long r = 88172645463325252ULL;
+    for (size_t i = 0; i < n; i++) {
+        if (varied) {
+            for (int d = 0; d < depth; d++) {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                chain[d] = (spe_frame){0x1000 + (r % MAX_SYMS) * 16, 0,
+                                       (int32_t)(r % MAX_SYMS), -1};
+            }
+        } else {
+            chain[0].vaddr = 0x1000 + (i % 64) * 4;
+        }
+        spe_sample(&e, 1000000000ULL + i * 250000, (int32_t)(100 + i % 4), 250000, 0, chain,
+                   (size_t)depth, NULL);
+    }
+    const char *syms[MAX_SYMS];
+    static char names[MAX_SYMS][16];
+    for (int s = 0; s < nsym; s++) {
+        snprintf(names[s], sizeof names[s], "f%d", s);
+        syms[s] = names[s];
+    }
+    spe_file(&e, 0, "/system/lib64/libx.so", syms, (size_t)nsym);
+    spe_end(&e);
+    FILE *f = fopen(path, "wb");
+    size_t len = e.out.len;
+    int ok = f && fwrite(e.out.data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    spe_free(&e);
+    return ok ? len : 0;
+}

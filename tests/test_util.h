@@ -42,6 +42,12 @@ const char *log_capture_text(void);
  * if unreadable.  Caller frees. */
 char *read_text(const char *path);
 
+/* Writes a simpleperf file of n samples on 4 threads to path: with
+ * varied, stacks of 24 random frames over 400 symbols (nearly every one
+ * new); otherwise one 30-frame path whose leaf address varies.  Returns
+ * the file's size, 0 on failure. */
+size_t write_simpleperf_file(const char *path, size_t n, int varied);
+
 /* Gzips len bytes as one member into *out (malloc'd); returns its size. */
 size_t gzip_bytes(const void *data, size_t len, unsigned char **out);
 
