@@ -45,7 +45,7 @@ uint32_t pc_str_intern(pc_strtab *t, const void *s, size_t len)
         return PC_NONE;
     pc_probe_start(&t->idx, h, &pr);
     for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
-        if (t->len[id] == len && memcmp(t->arena + t->off[id], s, len) == 0)
+        if (t->len[id] == len && (len == 0 || memcmp(t->arena + t->off[id], s, len) == 0))
             return id;
     if (t->arena_cap - t->arena_len < len + 1 && grow_arena(t, len + 1) < 0)
         return PC_NONE;
@@ -69,7 +69,7 @@ uint32_t pc_str_find(const pc_strtab *t, const void *s, size_t len)
         return PC_NONE;
     pc_probe_start(&t->idx, pc_hash_bytes(s, len), &pr);
     for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
-        if (t->len[id] == len && memcmp(t->arena + t->off[id], s, len) == 0)
+        if (t->len[id] == len && (len == 0 || memcmp(t->arena + t->off[id], s, len) == 0))
             return id;
     return PC_NONE;
 }
