@@ -292,6 +292,16 @@ struct pc_col {
 
 #define PC_COL(x) {(void **)&(x), sizeof *(x)}
 
+/* a + b, held at INT64_MAX or INT64_MIN instead of overflowing: sums of
+ * weights from damaged or hostile input must not wrap (nor be undefined). */
+static inline int64_t pc_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* qsort, for any n: with fewer than two items there is nothing to sort,
  * and the array may not even exist (qsort must not be given NULL). */
 static inline void pc_qsort(void *base, size_t n, size_t size,

@@ -1144,7 +1144,7 @@ static int on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s)
         if (__builtin_add_overflow(s->running, ns, &next_running))
             next_running = ns > 0 ? INT64_MAX : INT64_MIN;
         s->running = next_running;
-        sum += ns;
+        sum = pc_sat_add(sum, ns);
         if (s->running < 0) {
             r->st.chrome_bad += i < iids.n ? iids.n - i : 0;
             break;

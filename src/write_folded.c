@@ -50,7 +50,7 @@ static int fold_add(fold *f, uint32_t thread, uint32_t stack, uint32_t heap, int
     pc_probe_start(&f->idx, pc_mix64(key), &pr);
     for (uint32_t i; (i = pc_probe_next(&f->idx, &pr)) != PC_NONE;)
         if (f->stack[i] == stack && f->thread[i] == thread && f->heap[i] == heap) {
-            f->value[i] += value;
+            f->value[i] = pc_sat_add(f->value[i], value);
             return 0;
         }
     struct pc_col cols[] = {PC_COL(f->thread), PC_COL(f->stack), PC_COL(f->heap),
@@ -281,7 +281,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
         int64_t sum = 0;
         size_t j = i;
         for (; j < n_lines && strcmp(lines[j].text, lines[i].text) == 0; j++)
-            sum += lines[j].value;
+            sum = pc_sat_add(sum, lines[j].value);
         char num[32];
         int k = snprintf(num, sizeof num, " %" PRId64 "\n", sum);
         sink_write(s, lines[i].text, strlen(lines[i].text));

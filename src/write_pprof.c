@@ -142,8 +142,8 @@ static int agg_add(agg *a, uint32_t thread, uint32_t stack, uint32_t event, int6
     pc_probe_start(&a->idx, pc_mix64(key), &pr);
     for (uint32_t i; (i = pc_probe_next(&a->idx, &pr)) != PC_NONE;)
         if (a->stack[i] == stack && a->thread[i] == thread && a->event[i] == event) {
-            a->count[i] += count;
-            a->weight[i] += weight;
+            a->count[i] = pc_sat_add(a->count[i], count);
+            a->weight[i] = pc_sat_add(a->weight[i], weight);
             return 0;
         }
     struct pc_col cols[] = {PC_COL(a->thread), PC_COL(a->stack), PC_COL(a->event),
