@@ -7,13 +7,20 @@
 #include "fixtures.h"
 #include "fuzz.h"
 
+static char path[64];
+
+static void remove_file(void)
+{
+    unlink(path);
+}
+
 int fuzz_filter(const uint8_t *data, size_t size)
 {
-    static char path[64];
     static spe fixture;
     if (!path[0]) {
         snprintf(path, sizeof path, "/tmp/profconv-fuzz-filter-%ld", (long)getpid());
         fx_android(&fixture);
+        atexit(remove_file);
     }
     FILE *f = fopen(path, "wb");
     if (!f)
