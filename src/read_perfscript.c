@@ -38,7 +38,6 @@ typedef struct ps_header {
 typedef struct ps_frame {
     uint64_t addr;
     span sym, dso;
-    int inlined;       /* perf --inline marks inlined functions */
 } ps_frame;
 
 static int is_space(char c)
@@ -216,13 +215,11 @@ static int parse_frame(const char *s, size_t len, ps_frame *f)
     }
     if (q == s)
         return 0;
-    /* "0x" prefixes appear in some perf versions' -F ip output. */
     f->addr = addr;
-    f->inlined = 0;
     f->dso = (span){NULL, 0};
     const char *sym_end = e;
+    /* perf --inline marks inlined functions; they are frames like any. */
     if (e - q >= 10 && memcmp(e - 10, " (inlined)", 10) == 0) {
-        f->inlined = 1;
         e -= 10;
         while (e > q && is_space(e[-1]))
             e--;
@@ -299,7 +296,7 @@ typedef struct reader {
     uint32_t *chain;       /* frame ids, leaf first */
     size_t n_chain, chain_cap;
 
-    span last_event;       /* bytes of the previous event token */
+    size_t last_event_len; /* the previous event token, in last_event_buf */
     char *last_event_buf;
     size_t last_event_cap;
     int last_event_has_period;
@@ -389,7 +386,7 @@ static int event_of(reader *r, const ps_header *h, uint16_t *out)
 {
     pc_profile *p = r->p;
     span ev = h->event.n ? h->event : (span){"samples", 7};
-    if (r->last_event_buf && ev.n == r->last_event.n &&
+    if (r->last_event_buf && ev.n == r->last_event_len &&
         h->has_period == r->last_event_has_period &&
         memcmp(ev.s, r->last_event_buf, ev.n) == 0) {
         *out = r->last_event_id;
@@ -425,10 +422,8 @@ static int event_of(reader *r, const ps_header *h, uint16_t *out)
         r->last_event_buf = nb;
         r->last_event_cap = ev.n;
     }
-    if (!r->last_event_buf && !(r->last_event_buf = malloc(1)))
-        return nomem(r);
     memcpy(r->last_event_buf, ev.s, ev.n);
-    r->last_event = (span){r->last_event_buf, ev.n};
+    r->last_event_len = ev.n;
     r->last_event_has_period = h->has_period;
     r->last_event_id = (uint16_t)e;
     *out = (uint16_t)e;
