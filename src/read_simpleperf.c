@@ -71,8 +71,8 @@ static int wire_fail(dec *d, const pb_reader *pr)
 
 /* Reads the next field of pr, checking the wire type of known fields via
  * expect[number] (0xff: any).  Returns 1, 0 at the end, -1 on error. */
-static int next_field(dec *d, pb_reader *pr, pb_field *f,
-                      const uint8_t *expect, size_t n_expect)
+static int next_any_field(dec *d, pb_reader *pr, pb_field *f,
+                          const uint8_t *expect, size_t n_expect)
 {
     int got = pb_next(pr, f);
     if (got < 0)
@@ -80,6 +80,20 @@ static int next_field(dec *d, pb_reader *pr, pb_field *f,
     if (got && f->number < n_expect && expect[f->number] != 0xff &&
         pb_expect(pr, f, expect[f->number]) < 0)
         return wire_fail(d, pr);
+    return got;
+}
+
+/* next_any_field, counting the fields past expect[]: a newer simpleperf
+ * may add some, which are skipped as protobuf says, but told of. */
+static int next_field(dec *d, pb_reader *pr, pb_field *f,
+                      const uint8_t *expect, size_t n_expect)
+{
+    int got = next_any_field(d, pr, f, expect, n_expect);
+    if (got > 0 && f->number >= n_expect && !d->r->unknown_fields++) {
+        d->r->first_unknown.number = f->number;
+        d->r->first_unknown.record = d->r->n_records + 1;
+        d->r->first_unknown.offset = pb_offset(pr, f->at);
+    }
     return got;
 }
 
@@ -353,8 +367,9 @@ static int dec_record(dec *d, pb_reader *pr, sp_record *rec)
     int got;
     rec->kind = SP_NONE;
     /* Record is a oneof: when several members are present, as protobuf
-     * parsers do, the last one wins. */
-    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+     * parsers do, the last one wins.  A member past these is a newer kind
+     * of record, counted as such by the caller. */
+    while ((got = next_any_field(d, pr, &f, expect, sizeof expect)) > 0) {
         if (f.number >= 1 && f.number <= 6) {
             pb_reader_sub(pr, &f, &sub);
             if (member[f.number](d, &sub, rec) < 0)
@@ -604,7 +619,9 @@ static int on_sample(build *b, const sp_record *rec)
      * the entry is the frame of the child this stack last had (the
      * previous sample's path, mostly), frame and stack are known without
      * hashing. */
-    for (size_t i = rec->sample.n_chain; i-- > 0;) {
+    size_t n_chain = rec->sample.n_chain;
+    n_chain -= pc_depth_cut(p, n_chain);
+    for (size_t i = n_chain; i-- > 0;) {
         const sp_entry *e = &rec->sample.chain[i];
         uint32_t last = stack == PC_NONE ? p->stack.root_child
                         : p->stack.child[stack];
@@ -912,6 +929,11 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if (st == PC_OK && b.unknown_kinds)
         pc_log(o, PC_LOG_WARN, "%zu records of a kind this version does not know were "
                "skipped (written by a newer simpleperf?)", b.unknown_kinds);
+    if (st == PC_OK && r.unknown_fields)
+        pc_log(o, PC_LOG_WARN, "%zu fields this version does not know were skipped "
+               "(the first: field %" PRIu32 " in record %zu at offset %" PRIu64 "; "
+               "written by a newer simpleperf?)", r.unknown_fields, r.first_unknown.number,
+               r.first_unknown.record, r.first_unknown.offset);
     if (st == PC_OK && r.skipped)
         pc_log(o, PC_LOG_WARN, "%zu damaged records skipped (the first: %s)", r.skipped,
                r.first_skip.message);

@@ -106,6 +106,14 @@ typedef struct sp_reader {
     size_t skipped;
     pc_error first_skip, stop;
     int stopped;
+    /* Fields of known messages that this reader does not know, and where
+     * the first one was. */
+    size_t unknown_fields;
+    struct {
+        uint32_t number;
+        size_t record;
+        uint64_t offset;
+    } first_unknown;
 } sp_reader;
 
 /* True when the first bytes are simpleperf's magic. */
