@@ -174,6 +174,11 @@ typedef struct pc_options {
      * the first message. */
     int keep_going;
 
+    /* Callstacks deeper than this many frames keep only their innermost
+     * max_depth frames, and the conversion warns how many were cut; 0
+     * means no limit.  pc_options_init() sets PC_MAX_DEPTH_DEFAULT. */
+    size_t max_depth;
+
     /* Threads to use: 1 does everything on the calling thread; 0 (the
      * default) also reads and decodes on a second thread where that pays
      * (simpleperf input).  The output is the same either way. */
@@ -185,8 +190,13 @@ typedef struct pc_options {
     void *progress_ctx;
 } pc_options;
 
+/* Far deeper than real unwinders go (perf stops at 127 frames unless told
+ * otherwise, simpleperf and Perfetto at a few thousand). */
+#define PC_MAX_DEPTH_DEFAULT 65536
+
 /* Fills o with the defaults: remove_gaps -1, first event, no filters, ART
- * frames hidden, switch markers on, no log. */
+ * frames hidden, switch markers on, depth limit PC_MAX_DEPTH_DEFAULT, no
+ * log. */
 void pc_options_init(pc_options *o);
 
 typedef struct pc_profile pc_profile;

@@ -1,5 +1,6 @@
 /* The public entry points: detect the input format, read, transform,
  * write. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ void pc_options_init(pc_options *o)
     o->time_start = -1;
     o->time_end = -1;
     o->switch_markers = 1;
+    o->max_depth = PC_MAX_DEPTH_DEFAULT;
 }
 
 void pc_write_options_init(pc_write_options *o)
@@ -106,7 +108,12 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
     pc_profile *p = pc_profile_new();
     if (!p)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    p->depth.max = o->max_depth;
     int st = read_any(in, p, o, err);
+    if (st == PC_OK && p->depth.cut)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " callstacks deeper than %zu frames keep only "
+               "their %zu innermost frames (the deepest has %zu; --max-depth sets the limit)",
+               p->depth.cut, p->depth.max, p->depth.max, p->depth.deepest);
     if (st == PC_OK && pc_group_samples(p) < 0)
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     /* Off-CPU durations and markers need every event, before filters. */

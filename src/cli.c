@@ -131,6 +131,9 @@ static const char usage_text[] =
 "      --max-memory SIZE stop with an error (exit 3) instead of taking more\n"
 "                        than SIZE of memory (bytes, or with K, M or G).\n"
 "                                               e.g. --max-memory 2G\n"
+"      --max-depth N     keep at most the N innermost frames of each callstack\n"
+"                        (default 65536; 0: no limit); cut stacks are counted\n"
+"                        in a warning.  An unwinding-error root stays.\n"
 "      --threads N       1: do everything on one thread; otherwise (the\n"
 "                        default) simpleperf input is read and decoded on a\n"
 "                        second thread.  The output is the same.\n"
@@ -393,7 +396,7 @@ enum {
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
-    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_KEEP_GOING,
+    OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
 };
 
 /* "512M" -> bytes; 0 if malformed. */
@@ -483,6 +486,7 @@ int main(int argc, char **argv)
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -611,6 +615,16 @@ int main(int argc, char **argv)
                 return usage_error("--max-memory needs a size of at least 1M (bytes, or "
                                    "with K, M or G), not '%s'", optarg);
             break;
+        case OPT_MAX_DEPTH: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || *end || end == optarg || *optarg == '-' || v > SIZE_MAX)
+                return usage_error("--max-depth needs a number of frames (0: no limit), "
+                                   "not '%s'", optarg);
+            opt.max_depth = (size_t)v;
+            break;
+        }
         case OPT_THREADS: {
             char *end;
             errno = 0;

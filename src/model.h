@@ -187,6 +187,15 @@ struct pc_profile {
         int heap_measure;     /* enum pc_heap_measure the heap rows show */
         uint32_t kept_event;  /* index of the kept event otherwise */
     } meta;
+
+    /* Callstacks longer than depth.max frames (0: no limit) keep their
+     * depth.max innermost frames; readers ask pc_depth_cut() and the
+     * conversion tells how many were cut. */
+    struct {
+        size_t max;
+        uint64_t cut;      /* callstacks cut */
+        size_t deepest;    /* frames of the deepest one */
+    } depth;
 };
 
 typedef struct pc_profile pc_profile;
@@ -291,6 +300,19 @@ struct pc_col {
 #define PC_NO_CPU UINT16_MAX
 
 #define PC_COL(x) {(void **)&(x), sizeof *(x)}
+
+/* How many outermost frames a callstack of n frames leaves out under the
+ * depth limit; a cut is counted.  Keeping the innermost frames keeps what
+ * each sample was doing, as perf does with its own stack limit. */
+static inline size_t pc_depth_cut(pc_profile *p, size_t n)
+{
+    if (!p->depth.max || n <= p->depth.max)
+        return 0;
+    p->depth.cut++;
+    if (n > p->depth.deepest)
+        p->depth.deepest = n;
+    return n - p->depth.max;
+}
 
 /* a + b, held at INT64_MAX or INT64_MIN instead of overflowing: sums of
  * weights from damaged or hostile input must not wrap (nor be undefined). */

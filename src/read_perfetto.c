@@ -775,7 +775,7 @@ static int stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32
         *out = stack;
         return 0;
     }
-    for (uint32_t k = 0; k < c->n_frames; k++) {
+    for (uint32_t k = (uint32_t)pc_depth_cut(r->p, c->n_frames); k < c->n_frames; k++) {
         uint32_t f = frame_of(r, s, t->pool[c->frame0 + k]);
         if (f == PC_NONE)
             return -1;

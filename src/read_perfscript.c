@@ -295,6 +295,7 @@ typedef struct reader {
     uint64_t open_off;
     uint32_t *chain;       /* frame ids, leaf first */
     size_t n_chain, chain_cap;
+    size_t n_beyond;       /* frames past the depth limit */
 
     size_t last_event_len; /* the previous event token, in last_event_buf */
     char *last_event_buf;
@@ -509,6 +510,11 @@ static uint32_t frame_of(reader *r, const ps_frame *f)
 
 static int add_frame_line(reader *r, const ps_frame *f)
 {
+    /* Frames come leaf first: past the depth limit they are only counted. */
+    if (r->p->depth.max && r->n_chain >= r->p->depth.max) {
+        r->n_beyond++;
+        return PC_OK;
+    }
     uint32_t fr = frame_of(r, f);
     if (fr == PC_NONE)
         return nomem(r);
@@ -531,6 +537,8 @@ static int finish_sample(reader *r)
         return PC_OK;
     r->open = 0;
     uint32_t stack = PC_NONE;
+    if (r->n_beyond)
+        pc_depth_cut(p, r->n_chain + r->n_beyond);
     for (size_t i = r->n_chain; i-- > 0;)
         stack = pc_stack(p, stack, r->chain[i]);
     int64_t w = 1;
@@ -566,7 +574,7 @@ static int on_header(reader *r, const ps_header *h)
         r->no_period++;
     r->open = 1;
     r->open_off = r->line_off;
-    r->n_chain = 0;
+    r->n_chain = r->n_beyond = 0;
     /* Without callchains, the frame shares the header's line. */
     ps_frame f;
     if (h->rest.n && parse_frame(h->rest.s, h->rest.n, &f) && f.dso.n)

@@ -431,7 +431,8 @@ TEST(cli_help_documents_every_option)
         "--exclude-thread-name", "--time-range", "--filter-file",
         "--aggregate-threads", "--percpu", "--proguard-mapping-file",
         "--show-art-frames", "--remove-method", "--mangled", "--markers",
-        "--no-markers", "e.g. --trace-offcpu off-cpu", "e.g. --pid 1234,5678",
+        "--no-markers", "--max-depth", "--keep-going", "--max-memory", "--threads",
+        "e.g. --trace-offcpu off-cpu", "e.g. --pid 1234,5678",
         "e.g. --time-range 500,", "e.g. --aggregate-threads 'Binder:.*'"};
     run_result r;
     run(&r, NULL, NULL, (const char *[]){"--help", NULL});
@@ -507,4 +508,38 @@ TEST(cli_writes_to_a_pipe)
     T_CHECK(d && len > 1000 && memcmp(d, "{\"meta\":", 8) == 0);
     free(d);
     T_EQ_INT(leftover_temp_files(), 0);
+}
+
+/* --max-depth reaches the library: the fixture's deepest stacks are cut,
+ * with a warning; a value that is not a count is a usage error. */
+TEST(cli_max_depth)
+{
+    run_result r;
+    run(&r, NULL, NULL, (const char *[]){"--max-depth", "2", "--to", "folded",
+                                         fixture_file(), "-o", "-", NULL});
+    T_EQ_INT(r.status, 0);
+    T_CONTAINS(r.err, "callstacks deeper than 2 frames keep only their 2 innermost frames");
+    /* Every folded line is THREAD;FRAME;FRAME COUNT at most, and one is cut. */
+    int lines = 0, too_deep = 0;
+    for (char *s = (char *)r.out; s && *s;) {
+        char *nl = strchr(s, '\n');
+        int semis = 0;
+        for (char *c = s; c < (nl ? nl : s + strlen(s)); c++)
+            semis += *c == ';';
+        /* A root frame naming an unwinding error stays above the cut. */
+        int err_root = strncmp(strchr(s, ';') ? strchr(s, ';') : s, ";[unwind error: ", 16) == 0;
+        too_deep += semis > 2 + err_root;
+        lines++;
+        s = nl ? nl + 1 : s + strlen(s);
+    }
+    T_CHECK(lines > 0);
+    T_EQ_INT(too_deep, 0);
+    free(r.out);
+    static const char *const bad[] = {"-1", "x", "", "3k"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        run(&r, NULL, NULL, (const char *[]){"--max-depth", bad[i], fixture_file(), NULL});
+        T_EQ_INT(r.status, 1);
+        T_CONTAINS(r.err, "--max-depth needs a number of frames (0: no limit)");
+        free(r.out);
+    }
 }

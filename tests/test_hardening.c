@@ -308,3 +308,123 @@ TEST(hardening_newer_record_kind)
                                    "were skipped");
     spe_free(&e);
 }
+
+/* Fields a newer simpleperf might add to known messages: skipped, the
+ * sample kept, and one warning that names the first. */
+TEST(hardening_unknown_fields)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[1] = {{0x10, 0, 0, -1}};
+    spe_sample(&e, 1000, 7, 1, 0, chain, 1, NULL);
+    /* Record{sample{time 1000, tid 7, callchain{vaddr 0x10, file 0,
+     * symbol 0, field 5: 1}, event_count 1, field 9: 5}} */
+    static const unsigned char sample[] = {
+        0x0a, 0x13, 0x08, 0xe8, 0x07, 0x10, 0x07, 0x1a, 0x08, 0x08, 0x10, 0x10, 0x00,
+        0x18, 0x00, 0x28, 0x01, 0x20, 0x01, 0x48, 0x05};
+    size_t at = e.out.len + 4 + 15;  /* the size prefix, then field 5's tag */
+    spe_raw_record(&e, sample, sizeof sample);
+    const char *syms[] = {"leaf"};
+    spe_file(&e, 0, "/lib/x.so", syms, 1);
+    spe_end(&e);
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+    if (p) {
+        T_EQ_INT(p->sample.n, 2);
+        T_EQ_STR(stack_text(p, p->sample.stack[1]), "leaf");
+        T_EQ_INT(p->sample.time[1], 1000);
+    }
+    pc_profile_free(p);
+    char want[200];
+    snprintf(want, sizeof want, "warning: 2 fields this version does not know were skipped "
+             "(the first: field 5 in record 3 at offset %zu; written by a newer simpleperf?)", at);
+    T_CONTAINS(log_capture_text(), want);
+    spe_free(&e);
+}
+
+/* A callstack deeper than the limit keeps its innermost frames: the
+ * leaf stays what the sample was doing, and a warning counts the cuts. */
+TEST(hardening_depth_limit_simpleperf)
+{
+    enum { DEPTH = 100 };
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[DEPTH];
+    const char *syms[DEPTH];
+    static char names[DEPTH][8];
+    for (int i = 0; i < DEPTH; i++) {
+        snprintf(names[i], sizeof names[i], "f%d", i);  /* f0 is the leaf */
+        syms[i] = names[i];
+        chain[i] = (spe_frame){0x100 + (uint64_t)i, 0, i, -1};
+    }
+    spe_sample(&e, 1000, 7, 1, 0, chain, DEPTH, NULL);
+    spe_sample(&e, 2000, 7, 1, 0, chain + 95, 5, NULL);
+    spe_sample(&e, 3000, 7, 1, 0, chain + 40, 60, NULL);
+    spe_file(&e, 0, "/lib/x.so", syms, DEPTH);
+    spe_end(&e);
+    for (int run = 0; run < 3; run++) {
+        pc_options o;
+        pc_options_init(&o);
+        o.remove_gaps = 0;
+        o.max_depth = run == 0 ? 10 : run == 1 ? 0 : PC_MAX_DEPTH_DEFAULT;
+        log_capture_start(&o);
+        pc_profile *p = NULL;
+        pc_error err;
+        T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+        if (!p)
+            continue;
+        T_EQ_INT(p->sample.n, 3);
+        if (run == 0) {
+            T_EQ_STR(stack_text(p, p->sample.stack[0]), "f9;f8;f7;f6;f5;f4;f3;f2;f1;f0");
+            T_EQ_STR(stack_text(p, p->sample.stack[1]), "f99;f98;f97;f96;f95");
+            T_EQ_STR(stack_text(p, p->sample.stack[2]), "f49;f48;f47;f46;f45;f44;f43;f42;f41;f40");
+            T_CONTAINS(log_capture_text(), "warning: 2 callstacks deeper than 10 frames keep "
+                       "only their 10 innermost frames (the deepest has 100; --max-depth "
+                       "sets the limit)");
+        } else {
+            const char *s = stack_text(p, p->sample.stack[0]);
+            T_CHECK(strncmp(s, "f99;f98;", 8) == 0);
+            size_t len = strlen(s);
+            T_CHECK(len > 3 && strcmp(s + len - 3, ";f0") == 0);
+            T_CHECK(strstr(s, ";f50;f49;") != NULL);
+            T_CHECK(strstr(log_capture_text(), "callstacks deeper") == NULL);
+        }
+        pc_profile_free(p);
+    }
+    spe_free(&e);
+}
+
+/* perf script lists frames leaf first: past the limit they are not even
+ * kept while the sample is read. */
+TEST(hardening_depth_limit_perfscript)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "app 7/7 1.5: 1 cpu-clock:\n");
+    for (int i = 0; i < 30; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "\t%x g%d (/bin/app)\n", 0x1000 + i, i);
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "\napp 7/7 1.6: 1 cpu-clock:\n\t1000 g0 (/bin/app)\n");
+    pc_options o;
+    pc_options_init(&o);
+    o.max_depth = 4;
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(text, n, &o, &p, &err), PC_OK);
+    if (p) {
+        T_EQ_INT(p->sample.n, 2);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]), "g3;g2;g1;g0");
+        T_EQ_STR(stack_text(p, p->sample.stack[1]), "g0");
+    }
+    pc_profile_free(p);
+    T_CONTAINS(log_capture_text(), "warning: 1 callstacks deeper than 4 frames keep only "
+               "their 4 innermost frames (the deepest has 30;");
+}

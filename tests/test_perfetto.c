@@ -1139,3 +1139,60 @@ TEST(perfetto_keep_going)
     pb_buf_free(&b);
     pb_buf_free(&c);
 }
+
+/* An interned callstack deeper than the limit is cut once, when it is
+ * resolved, to its innermost frames (Perfetto lists frames root first). */
+TEST(perfetto_depth_limit)
+{
+    enum { DEPTH = 40 };
+    pb_buf b = {0};
+    snapshot(&b, 500000000);
+    process_tree(&b);
+    pfe_perf_defaults(&b, 1, MONOTONIC, 1 /* SW_CPU_CLOCK */, 100);
+    size_t pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_FLAGS, 2);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    uint64_t frames[DEPTH];
+    for (int i = 0; i < DEPTH; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "d%d", i);
+        pfe_str(&b, PFE_FUNCTION_NAMES, (uint64_t)i + 1, name);
+        pfe_frame(&b, PFE_FRAMES, (uint64_t)i + 1, (uint64_t)i + 1, 0, (uint64_t)i + 1);
+        frames[i] = (uint64_t)i + 1;
+    }
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, DEPTH, 1);
+    pfe_callstack(&b, PFE_CALLSTACKS, 2, frames, 3, 0);
+    pb_end(&b, in);
+    pb_end(&b, pk);
+    for (int k = 0; k < 3; k++) {
+        pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_FLAGS, 2);
+        pb_uint(&b, PFE_TIMESTAMP, 600000000 + 1000 * (uint64_t)k);
+        pfe_perf_sample(&b, 0, 100, 100, k == 1 ? 2 : 1, 1000);
+        pb_end(&b, pk);
+    }
+    pc_options o;
+    pc_options_init(&o);
+    o.max_depth = 5;
+    log_capture_start(&o);
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_INT(p->sample.n, 3);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]), "d35;d36;d37;d38;d39");
+        T_EQ_STR(stack_text(p, p->sample.stack[1]), "d0;d1;d2");
+        T_EQ_INT(p->sample.stack[2], p->sample.stack[0]);
+    }
+    pc_profile_free(p);
+    T_CONTAINS(log_capture_text(), "warning: 1 callstacks deeper than 5 frames keep only "
+               "their 5 innermost frames (the deepest has 40;");
+    /* Without a limit, the whole stack. */
+    pc_options_init(&o);
+    o.max_depth = 0;
+    p = convert_buf(&b, &o);
+    if (p) {
+        const char *s = stack_text(p, p->sample.stack[0]);
+        T_CHECK(strncmp(s, "d0;d1;", 6) == 0 && strstr(s, ";d39") != NULL);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
