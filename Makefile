@@ -132,6 +132,24 @@ fuzz-smoke: fuzz-build
 	        tail -n 1)"; \
 	done
 
+# The same targets for AFL++ (Debian afl++, optional): afl-clang-fast and
+# its libFuzzer driver, e.g.
+#   afl-fuzz -i fuzz/corpus/perfetto -o afl-out -- build-afl/fuzz-perfetto
+AFL_CC ?= afl-clang-fast
+AFL_DRIVER ?= /usr/lib/afl/libAFLDriver.a
+AFL_CFLAGS := -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
+              -DPC_FUZZ_LIBFUZZER -Iinclude -Isrc -Itests -Ifuzz
+AFL_OBJ := $(patsubst %.c,build-afl/%.o,$(LIB_SRC) $(FUZZ_SUPPORT))
+
+build-afl/%.o: %.c $(wildcard src/*.h) $(wildcard tests/*.h) $(wildcard fuzz/*.h) include/profconv.h
+	@mkdir -p $(dir $@)
+	AFL_QUIET=1 $(AFL_CC) $(AFL_CFLAGS) -c -o $@ $<
+
+build-afl/fuzz-%: build-afl/fuzz/fuzz_%.o $(AFL_OBJ)
+	AFL_QUIET=1 $(AFL_CC) -pthread -o $@ $^ $(AFL_DRIVER) -lisal -lzstd -lz -lstdc++ -lm
+
+fuzz-afl: $(FUZZ_TARGETS:%=build-afl/fuzz-%)
+
 fuzz-replay: $(BUILD)/profconv $(BUILD)/run-tests
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests fuzz_replay
 
@@ -142,6 +160,6 @@ install: $(BUILD)/profconv $(BUILD)/libprofconv.a
 	install -m 644 $(BUILD)/libprofconv.a $(DESTDIR)$(PREFIX)/lib/libprofconv.a
 
 clean:
-	rm -rf build build-san build-fuzz example.trace example.json.gz
+	rm -rf build build-san build-fuzz build-afl example.trace example.json.gz
 
-.PHONY: all check example bench install clean fuzz-build fuzz-smoke fuzz-replay
+.PHONY: all check example bench install clean fuzz-build fuzz-smoke fuzz-afl fuzz-replay

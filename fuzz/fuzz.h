@@ -7,8 +7,8 @@
  * finding.
  *
  * Built for libFuzzer (`make fuzz-smoke`; PC_FUZZ_LIBFUZZER defined), each
- * target file also defines LLVMFuzzerTestOneInput; AFL++ can use the same
- * files through its libFuzzer driver.  The test suite calls the functions
+ * target file also defines LLVMFuzzerTestOneInput; AFL++ uses the same
+ * files through its libFuzzer driver (`make fuzz-afl`).  The test suite calls the functions
  * directly over the saved corpus and past crashes (`make fuzz-replay`, part
  * of `make check`).
  */
