@@ -1,7 +1,36 @@
 #include "hashtab.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+_Atomic uint64_t pc_hash_key_value;
+
+uint64_t pc_hash_key_init(void)
+{
+    uint64_t k = 0;
+    int fd = open("/dev/urandom", O_RDONLY);
+    if (fd >= 0) {
+        if (read(fd, &k, sizeof k) != (ssize_t)sizeof k)
+            k = 0;
+        close(fd);
+    }
+    /* Without the device, what differs between runs: time, process id
+     * and where the system placed this process. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    k ^= pc_mix64((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+                  (uint64_t)getpid() << 20 ^ (uint64_t)(uintptr_t)&k);
+    if (!k)
+        k = 1;
+    /* The first key set wins, so every thread hashes alike. */
+    uint64_t none = 0;
+    if (!atomic_compare_exchange_strong(&pc_hash_key_value, &none, k))
+        k = none;
+    return k;
+}
 
 int pc_htab_reserve(pc_htab *t, size_t n)
 {
@@ -42,7 +71,7 @@ void pc_htab_free(pc_htab *t)
 uint64_t pc_hash_bytes(const void *data, size_t len)
 {
     const unsigned char *p = data;
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+    uint64_t h = pc_hash_key() ^ len;
     while (len >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);

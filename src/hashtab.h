@@ -22,6 +22,7 @@
 #ifndef PROFCONV_HASHTAB_H
 #define PROFCONV_HASHTAB_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,12 +55,28 @@ static inline uint64_t pc_mix64(uint64_t x)
     return x;
 }
 
-/* Hash of a byte string (word at a time, then mixed). */
+/* The process's secret hash key, never 0 once set.  Keys come from the
+ * input, and with a fixed hash a crafted input can send them all to one
+ * slot, making interning quadratic; with a key drawn from the system's
+ * random source at first use, it cannot.  Only where entries sit depends
+ * on it, never which id an entry gets, so outputs do not change. */
+extern _Atomic uint64_t pc_hash_key_value;
+uint64_t pc_hash_key_init(void);
+
+static inline uint64_t pc_hash_key(void)
+{
+    uint64_t k = atomic_load_explicit(&pc_hash_key_value, memory_order_relaxed);
+    return k ? k : pc_hash_key_init();
+}
+
+/* Hash of a byte string (word at a time, then mixed), keyed. */
 uint64_t pc_hash_bytes(const void *data, size_t len);
 
+/* hash may be any function of the key, even one an input can invert
+ * (pc_mix64): it is mixed again with the process key here. */
 static inline void pc_probe_start(const pc_htab *t, uint64_t hash, pc_probe *p)
 {
-    p->tag = (uint32_t)(hash >> 32);
+    p->tag = (uint32_t)(pc_mix64(hash ^ pc_hash_key()) >> 32);
     p->i = p->tag & t->mask;
 }
 

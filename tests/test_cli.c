@@ -543,3 +543,26 @@ TEST(cli_max_depth)
         free(r.out);
     }
 }
+
+/* Every format, twice, in two processes: each draws its own hash key, and
+ * the bytes must not depend on it. */
+TEST(cli_same_bytes_across_processes)
+{
+    static const char *const formats[] = {"firefox", "gecko", "folded", "pprof", "speedscope"};
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        unsigned char *out[2];
+        size_t len[2];
+        for (int k = 0; k < 2; k++) {
+            run_result r;
+            run(&r, NULL, NULL, (const char *[]){"-q", "--to", formats[i], fixture_file(),
+                                                 "-o", "-", NULL});
+            T_EQ_INT(r.status, 0);
+            out[k] = r.out;
+            len[k] = r.out_len;
+        }
+        t_case("cli_same_bytes_across_processes: %s", formats[i]);
+        T_CHECK(out[0] && len[0] > 100 && len[0] == len[1] && memcmp(out[0], out[1], len[0]) == 0);
+        free(out[0]);
+        free(out[1]);
+    }
+}

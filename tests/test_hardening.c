@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hashtab.h"
 #include "sp_encode.h"
+#include "strtab.h"
 #include "t.h"
 #include "test_util.h"
 
@@ -427,4 +429,81 @@ TEST(hardening_depth_limit_perfscript)
     pc_profile_free(p);
     T_CONTAINS(log_capture_text(), "warning: 1 callstacks deeper than 4 frames keep only "
                "their 4 innermost frames (the deepest has 30;");
+}
+
+/* Keys an input can craft to share one hash slot: with a fixed hash they
+ * made interning quadratic; keyed, they spread out.  Counted here as the
+ * slots a lookup walks through, over every key. */
+static size_t probes_to_find(const pc_htab *t, uint64_t hash, uint32_t id)
+{
+    pc_probe pr;
+    pc_probe_start(t, hash, &pr);
+    size_t home = pr.i;
+    for (uint32_t got; (got = pc_probe_next(t, &pr)) != PC_NONE;)
+        if (got == id)
+            return ((pr.i - home) & t->mask) + (pr.i == home ? t->mask + 1 : 0);
+    return SIZE_MAX / 4;  /* not found */
+}
+
+/* pc_mix64 undone: xor-shifts by 32 are their own inverse, and the odd
+ * multiplier has an inverse modulo 2^64. */
+static uint64_t unmix64(uint64_t x)
+{
+    const uint64_t c = 0xd6e8feb86659fd93ULL;
+    uint64_t inv = c;
+    for (int i = 0; i < 6; i++)
+        inv *= 2 - c * inv;
+    x ^= x >> 32;
+    x *= inv;
+    x ^= x >> 32;
+    x *= inv;
+    x ^= x >> 32;
+    return x;
+}
+
+TEST(hardening_crafted_hash_collisions)
+{
+    enum { N = 4000 };
+    /* Integers whose pc_mix64 differ only in their top 16 bits: an
+     * unkeyed home slot (from bits 32 and up) would be the same for all. */
+    pc_htab t = {0};
+    static uint64_t key[N];
+    T_CHECK(pc_htab_reserve(&t, N) == 0);
+    for (uint32_t i = 0; i < N; i++) {
+        key[i] = unmix64(0x0123456789abcdefULL ^ (uint64_t)i << 48);
+        T_CHECK(pc_mix64(key[i]) >> 48 != 0x0123 || i == 0);
+        pc_probe pr;
+        pc_probe_start(&t, pc_mix64(key[i]), &pr);
+        while (pc_probe_next(&t, &pr) != PC_NONE)
+            ;
+        pc_htab_insert(&t, &pr, i);
+    }
+    size_t walked = 0;
+    for (uint32_t i = 0; i < N; i++)
+        walked += probes_to_find(&t, pc_mix64(key[i]), i);
+    printf("  note %d crafted integer keys: %zu slots walked to find them all\n", N, walked);
+    T_CHECK(walked < 8 * (size_t)N);
+    pc_htab_free(&t);
+
+    /* Strings of two words, the second chosen to cancel the first in the
+     * former fixed-seed string hash: all of them hashed alike there. */
+    pc_strtab st = {0};
+    static unsigned char str[N][16];
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t w1 = 0x1000 + i, h = 0x9e3779b97f4a7c15ULL ^ 16;
+        h = (h ^ w1) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+        uint64_t w2 = h ^ 0x5555555555555555ULL;
+        memcpy(str[i], &w1, 8);
+        memcpy(str[i] + 8, &w2, 8);
+        T_EQ_INT(pc_str_intern(&st, str[i], 16), i);
+    }
+    walked = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        T_EQ_INT(pc_str_find(&st, str[i], 16), i);
+        walked += probes_to_find(&st.idx, pc_hash_bytes(str[i], 16), i);
+    }
+    printf("  note %d crafted strings: %zu slots walked to find them all\n", N, walked);
+    T_CHECK(walked < 8 * (size_t)N);
+    pc_strtab_free(&st);
 }
