@@ -8,9 +8,9 @@
  *
  * Built for libFuzzer (`make fuzz-smoke`; PC_FUZZ_LIBFUZZER defined), each
  * target file also defines LLVMFuzzerTestOneInput; AFL++ uses the same
- * files through its libFuzzer driver (`make fuzz-afl`).  The test suite calls the functions
- * directly over the saved corpus and past crashes (`make fuzz-replay`, part
- * of `make check`).
+ * files through its libFuzzer driver (`make fuzz-afl`).  The test suite
+ * calls the functions directly over the saved corpus and past crashes
+ * (`make fuzz-replay`, part of `make check`).
  */
 #ifndef PROFCONV_FUZZ_H
 #define PROFCONV_FUZZ_H
