@@ -361,7 +361,7 @@ TEST(hardening_depth_limit_simpleperf)
     spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
     spe_frame chain[DEPTH];
     const char *syms[DEPTH];
-    static char names[DEPTH][8];
+    static char names[DEPTH][16];
     for (int i = 0; i < DEPTH; i++) {
         snprintf(names[i], sizeof names[i], "f%d", i);  /* f0 is the leaf */
         syms[i] = names[i];
