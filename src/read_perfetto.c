@@ -1140,10 +1140,7 @@ static int on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s)
     for (size_t i = 0; i < deltas.n; i++) {
         int64_t d = (int64_t)deltas.v[i];
         int64_t ns = d > INT64_MAX / 1000 ? INT64_MAX : d < INT64_MIN / 1000 ? INT64_MIN : d * 1000;
-        int64_t next_running;
-        if (__builtin_add_overflow(s->running, ns, &next_running))
-            next_running = ns > 0 ? INT64_MAX : INT64_MIN;
-        s->running = next_running;
+        s->running = pc_sat_add(s->running, ns);
         sum = pc_sat_add(sum, ns);
         if (s->running < 0) {
             r->st.chrome_bad += i < iids.n ? iids.n - i : 0;
