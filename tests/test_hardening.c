@@ -282,15 +282,32 @@ TEST(hardening_keep_going)
                                    "offset 49: line 4: expected a sample header");
 }
 
+/* Converts with o, its log captured, expecting success. */
+static pc_profile *convert_logged(const void *data, size_t len, pc_options *o)
+{
+    log_capture_start(o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(data, len, o, &p, &err), PC_OK);
+    return p;
+}
+
+/* A simpleperf file's start: cpu-clock, and one sample at 1000 ns in
+ * thread 7 whose one frame is symbol 0 of file 0. */
+static void one_sample_start(spe *e)
+{
+    spe_begin(e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[1] = {{0x10, 0, 0, -1}};
+    spe_sample(e, 1000, 7, 1, 0, chain, 1, NULL);
+}
+
 /* A record of a kind newer than the reader: a warning, not an error. */
 TEST(hardening_newer_record_kind)
 {
     spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[1] = {{0x10, 0, 0, -1}};
-    spe_sample(&e, 1000, 7, 1, 0, chain, 1, NULL);
+    one_sample_start(&e);
     static const unsigned char newer[] = {0x4a, 0x02, 0x08, 0x01};  /* member 9 */
     spe_raw_record(&e, newer, sizeof newer);
     spe_raw_record(&e, newer, sizeof newer);
@@ -299,10 +316,7 @@ TEST(hardening_newer_record_kind)
     spe_end(&e);
     pc_options o;
     pc_options_init(&o);
-    log_capture_start(&o);
-    pc_profile *p = NULL;
-    pc_error err;
-    T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+    pc_profile *p = convert_logged(e.out.data, e.out.len, &o);
     if (p)
         T_EQ_INT(p->sample.n, 1);
     pc_profile_free(p);
@@ -316,11 +330,7 @@ TEST(hardening_newer_record_kind)
 TEST(hardening_unknown_fields)
 {
     spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[1] = {{0x10, 0, 0, -1}};
-    spe_sample(&e, 1000, 7, 1, 0, chain, 1, NULL);
+    one_sample_start(&e);
     /* Record{sample{time 1000, tid 7, callchain{vaddr 0x10, file 0,
      * symbol 0, field 5: 1}, event_count 1, field 9: 5}} */
     static const unsigned char sample[] = {
@@ -333,10 +343,7 @@ TEST(hardening_unknown_fields)
     spe_end(&e);
     pc_options o;
     pc_options_init(&o);
-    log_capture_start(&o);
-    pc_profile *p = NULL;
-    pc_error err;
-    T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+    pc_profile *p = convert_logged(e.out.data, e.out.len, &o);
     if (p) {
         T_EQ_INT(p->sample.n, 2);
         T_EQ_STR(stack_text(p, p->sample.stack[1]), "leaf");
@@ -377,10 +384,7 @@ TEST(hardening_depth_limit_simpleperf)
         pc_options_init(&o);
         o.remove_gaps = 0;
         o.max_depth = run == 0 ? 10 : run == 1 ? 0 : PC_MAX_DEPTH_DEFAULT;
-        log_capture_start(&o);
-        pc_profile *p = NULL;
-        pc_error err;
-        T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+        pc_profile *p = convert_logged(e.out.data, e.out.len, &o);
         if (!p)
             continue;
         T_EQ_INT(p->sample.n, 3);
@@ -417,10 +421,7 @@ TEST(hardening_depth_limit_perfscript)
     pc_options o;
     pc_options_init(&o);
     o.max_depth = 4;
-    log_capture_start(&o);
-    pc_profile *p = NULL;
-    pc_error err;
-    T_EQ_INT(convert_bytes(text, n, &o, &p, &err), PC_OK);
+    pc_profile *p = convert_logged(text, n, &o);
     if (p) {
         T_EQ_INT(p->sample.n, 2);
         T_EQ_STR(stack_text(p, p->sample.stack[0]), "g3;g2;g1;g0");

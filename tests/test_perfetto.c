@@ -975,6 +975,38 @@ TEST(perfetto_outputs)
     pb_buf_free(&b);
 }
 
+/* A perf trace's start on sequence 1: clocks, processes, defaults, and
+ * n functions PREFIX0, PREFIX1... interned with one frame each (iids 1 to
+ * n, in that order). */
+static void perf_start_with_frames(pb_buf *b, const char *prefix, int n)
+{
+    snapshot(b, 500000000);
+    process_tree(b);
+    pfe_perf_defaults(b, 1, MONOTONIC, 1 /* SW_CPU_CLOCK */, 100);
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    size_t in = pb_begin(b, PFE_INTERNED);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%d", prefix, i);
+        pfe_str(b, PFE_FUNCTION_NAMES, (uint64_t)i + 1, name);
+        pfe_frame(b, PFE_FRAMES, (uint64_t)i + 1, (uint64_t)i + 1, 0, (uint64_t)i + 1);
+    }
+    pb_end(b, in);
+    pb_end(b, pk);
+}
+
+/* A packet of sequence 1 at time t holding one sample of callstack cs in
+ * thread 100. */
+static void perf_sample_packet(pb_buf *b, uint64_t t, uint64_t cs)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    pb_uint(b, PFE_TIMESTAMP, t);
+    pfe_perf_sample(b, 0, 100, 100, cs, 1000);
+    pb_end(b, pk);
+}
+
 /* Thousands of callstacks, most defined just before their one sample:
  * the space of those resolved is reclaimed as the trace goes on, the
  * others' frames are moved and kept, and callstacks used again
@@ -993,26 +1025,13 @@ TEST(perfetto_many_callstacks)
 {
     enum { N = 3000 };
     pb_buf b = {0};
-    snapshot(&b, 500000000);
-    process_tree(&b);
-    pfe_perf_defaults(&b, 1, MONOTONIC, 1 /* SW_CPU_CLOCK */, 100);
-    size_t pk = pfe_packet(&b, 1);
-    pb_uint(&b, PFE_FLAGS, 2);
-    size_t in = pb_begin(&b, PFE_INTERNED);
-    for (int i = 0; i < 100; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "f%d", i);
-        pfe_str(&b, PFE_FUNCTION_NAMES, (uint64_t)i + 1, name);
-        pfe_frame(&b, PFE_FRAMES, (uint64_t)i + 1, (uint64_t)i + 1, 0, (uint64_t)i + 1);
-    }
-    pb_end(&b, in);
-    pb_end(&b, pk);
+    perf_start_with_frames(&b, "f", 100);
     uint64_t t = 600000000;
     for (int k = 0; k < N; k++) {
-        pk = pfe_packet(&b, 1);
+        size_t pk = pfe_packet(&b, 1);
         pb_uint(&b, PFE_FLAGS, 2);
         pb_uint(&b, PFE_TIMESTAMP, t += 1000);
-        in = pb_begin(&b, PFE_INTERNED);
+        size_t in = pb_begin(&b, PFE_INTERNED);
         uint64_t frames[30];
         for (int j = 0; j < 30; j++)
             frames[j] = (uint64_t)((k + j) % 100) + 1;
@@ -1023,23 +1042,13 @@ TEST(perfetto_many_callstacks)
             pfe_perf_sample(&b, 0, 100, 100, (uint64_t)k + 1, 1000);
         pb_end(&b, pk);
     }
-    for (int k = 3; k < N; k += 10) {
-        pk = pfe_packet(&b, 1);
-        pb_uint(&b, PFE_FLAGS, 2);
-        pb_uint(&b, PFE_TIMESTAMP, t += 1000);
-        pfe_perf_sample(&b, 0, 100, 100, (uint64_t)k + 1, 1000);
-        pb_end(&b, pk);
-    }
+    for (int k = 3; k < N; k += 10)
+        perf_sample_packet(&b, t += 1000, (uint64_t)k + 1);
     /* Again, late: callstacks 1, 2 and N, and 5 under an error root. */
     uint64_t again[] = {1, 2, N};
-    for (int i = 0; i < 3; i++) {
-        pk = pfe_packet(&b, 1);
-        pb_uint(&b, PFE_FLAGS, 2);
-        pb_uint(&b, PFE_TIMESTAMP, t += 1000);
-        pfe_perf_sample(&b, 0, 100, 100, again[i], 1000);
-        pb_end(&b, pk);
-    }
-    pk = pfe_packet(&b, 1);
+    for (int i = 0; i < 3; i++)
+        perf_sample_packet(&b, t += 1000, again[i]);
+    size_t pk = pfe_packet(&b, 1);
     pb_uint(&b, PFE_FLAGS, 2);
     pb_uint(&b, PFE_TIMESTAMP, t += 1000);
     size_t ps = pb_begin(&b, 66);
@@ -1146,31 +1155,19 @@ TEST(perfetto_depth_limit)
 {
     enum { DEPTH = 40 };
     pb_buf b = {0};
-    snapshot(&b, 500000000);
-    process_tree(&b);
-    pfe_perf_defaults(&b, 1, MONOTONIC, 1 /* SW_CPU_CLOCK */, 100);
+    perf_start_with_frames(&b, "d", DEPTH);
+    uint64_t frames[DEPTH];
+    for (int i = 0; i < DEPTH; i++)
+        frames[i] = (uint64_t)i + 1;
     size_t pk = pfe_packet(&b, 1);
     pb_uint(&b, PFE_FLAGS, 2);
     size_t in = pb_begin(&b, PFE_INTERNED);
-    uint64_t frames[DEPTH];
-    for (int i = 0; i < DEPTH; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "d%d", i);
-        pfe_str(&b, PFE_FUNCTION_NAMES, (uint64_t)i + 1, name);
-        pfe_frame(&b, PFE_FRAMES, (uint64_t)i + 1, (uint64_t)i + 1, 0, (uint64_t)i + 1);
-        frames[i] = (uint64_t)i + 1;
-    }
     pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, DEPTH, 1);
     pfe_callstack(&b, PFE_CALLSTACKS, 2, frames, 3, 0);
     pb_end(&b, in);
     pb_end(&b, pk);
-    for (int k = 0; k < 3; k++) {
-        pk = pfe_packet(&b, 1);
-        pb_uint(&b, PFE_FLAGS, 2);
-        pb_uint(&b, PFE_TIMESTAMP, 600000000 + 1000 * (uint64_t)k);
-        pfe_perf_sample(&b, 0, 100, 100, k == 1 ? 2 : 1, 1000);
-        pb_end(&b, pk);
-    }
+    for (int k = 0; k < 3; k++)
+        perf_sample_packet(&b, 600000000 + 1000 * (uint64_t)k, k == 1 ? 2 : 1);
     pc_options o;
     pc_options_init(&o);
     o.max_depth = 5;
