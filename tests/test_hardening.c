@@ -303,6 +303,14 @@ static void one_sample_start(spe *e)
     spe_sample(e, 1000, 7, 1, 0, chain, 1, NULL);
 }
 
+/* Its end: file 0, /lib/x.so, whose symbol 0 is "leaf". */
+static void one_sample_end(spe *e)
+{
+    const char *syms[] = {"leaf"};
+    spe_file(e, 0, "/lib/x.so", syms, 1);
+    spe_end(e);
+}
+
 /* A record of a kind newer than the reader: a warning, not an error. */
 TEST(hardening_newer_record_kind)
 {
@@ -311,9 +319,7 @@ TEST(hardening_newer_record_kind)
     static const unsigned char newer[] = {0x4a, 0x02, 0x08, 0x01};  /* member 9 */
     spe_raw_record(&e, newer, sizeof newer);
     spe_raw_record(&e, newer, sizeof newer);
-    const char *syms[] = {"leaf"};
-    spe_file(&e, 0, "/lib/x.so", syms, 1);
-    spe_end(&e);
+    one_sample_end(&e);
     pc_options o;
     pc_options_init(&o);
     pc_profile *p = convert_logged(e.out.data, e.out.len, &o);
@@ -338,9 +344,7 @@ TEST(hardening_unknown_fields)
         0x18, 0x00, 0x28, 0x01, 0x20, 0x01, 0x48, 0x05};
     size_t at = e.out.len + 4 + 15;  /* the size prefix, then field 5's tag */
     spe_raw_record(&e, sample, sizeof sample);
-    const char *syms[] = {"leaf"};
-    spe_file(&e, 0, "/lib/x.so", syms, 1);
-    spe_end(&e);
+    one_sample_end(&e);
     pc_options o;
     pc_options_init(&o);
     pc_profile *p = convert_logged(e.out.data, e.out.len, &o);
