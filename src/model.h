@@ -64,6 +64,14 @@ enum pc_exec {
     PC_EXEC_ART = 3,
 };
 
+/* What a sample's weight measures. */
+enum pc_unit {
+    PC_UNIT_COUNT = 0,    /* occurrences of the event: its period (cycles,
+                             instructions, faults) */
+    PC_UNIT_NS = 1,       /* nanoseconds (clock events, off-CPU time) */
+    PC_UNIT_SAMPLES = 2,  /* nothing: each sample counts one */
+};
+
 /* Marker payloads; each type has its fixed fields in the writers. */
 enum pc_marker_type {
     PC_MARK_OFFCPU,  /* interval the thread spent switched out */
@@ -173,13 +181,19 @@ struct pc_profile {
         size_t n_dumps;
     } heap;
 
+    /* Event types, in recording order: the name, and what the weights of
+     * its samples measure, as the reader that knows the input says. */
+    struct {
+        uint32_t *name;
+        uint8_t *unit;     /* enum pc_unit */
+        uint8_t *offcpu;   /* 1: time the thread spent off the CPU */
+        size_t n, cap;
+    } event;
+
     /* What the recording says about itself; string ids or PC_NONE. */
     struct {
-        uint32_t *event;      /* event type names, in recording order */
-        size_t n_events;
         uint32_t source;      /* e.g. "simpleperf" */
         uint32_t app_package, app_type, sdk_version, build_type;
-        int trace_offcpu;
         int has_lost;
         uint64_t lost_sample_count, lost_count;
         int kept_events_all;  /* 1 when every event type is kept */
@@ -210,6 +224,18 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
                       uint8_t cat, uint8_t exec);
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
+/* The event type named name (a string id), added with unit (enum pc_unit)
+ * and offcpu when new; an existing one keeps what it was given first.
+ * Returns its index, or PC_NONE when out of memory or past 65,534 types
+ * (sample.event holds 16 bits). */
+uint32_t pc_event(pc_profile *p, uint32_t name, int unit, int offcpu);
+/* Whether a perf event name (as perf and simpleperf print it, with or
+ * without a ":u"-style modifier) is one of the clocks whose period is in
+ * nanoseconds: cpu-clock and task-clock. */
+int pc_perf_clock_event(const char *name);
+/* Whether any event type measures off-CPU time (simpleperf --trace-offcpu
+ * recordings). */
+int pc_has_offcpu_events(const pc_profile *p);
 /* Names process pid (a later name replaces an earlier one). */
 void pc_set_process_name(pc_profile *p, int64_t pid, uint32_t name);
 /* The name given to process pid, or PC_NONE. */

@@ -22,13 +22,13 @@ static int nomem(pc_error *err)
     return pc_fail(err, PC_ENOMEM, "out of memory");
 }
 
-/* is_off[e] is 1 for the off-CPU event types (named *sched_switch*). */
+/* is_off[e] is 1 for the off-CPU event types. */
 static uint8_t *off_events(const pc_profile *p, size_t *n_off)
 {
-    uint8_t *is_off = calloc(p->meta.n_events + 1, 1);
+    uint8_t *is_off = calloc(p->event.n + 1, 1);
     *n_off = 0;
-    for (size_t e = 0; is_off && e < p->meta.n_events; e++) {
-        is_off[e] = strstr(pc_str(&p->str, p->meta.event[e]), "sched_switch") != NULL;
+    for (size_t e = 0; is_off && e < p->event.n; e++) {
+        is_off[e] = p->event.offcpu[e];
         *n_off += is_off[e];
     }
     return is_off;
@@ -106,7 +106,7 @@ static const char *mode_name(int mode)
 int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
 {
     size_t n_off;
-    if (!p->meta.trace_offcpu) {
+    if (!pc_has_offcpu_events(p)) {
         if (o->offcpu != PC_OFFCPU_DEFAULT)
             return pc_fail(err, PC_EUSAGE, "--trace-offcpu: this recording has no "
                            "off-CPU samples (it was not made with --trace-offcpu)");

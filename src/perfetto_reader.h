@@ -33,6 +33,7 @@ typedef struct pf_seq {
      * whose samples all go to "samples of X" leaves no empty event. */
     uint32_t event_name;
     uint64_t nominal;        /* weight of a sample without a count, or 0 */
+    uint8_t event_unit;      /* enum pc_unit of the timebase's counts */
     int64_t pid, tid;
     int64_t running;         /* ns on CLOCK_MONOTONIC */
     uint64_t next_index;     /* expected ProfilePacket.index */

@@ -198,23 +198,10 @@ static void seq_clear(pf_seq *s)
 
 /* ---- Events ---- */
 
-static uint16_t event_named(pf_reader *r, const char *name)
+static uint16_t event_named(pf_reader *r, const char *name, int unit)
 {
-    pc_profile *p = r->p;
-    uint32_t sid = pc_intern_cstr(p, name);
-    if (sid == PC_NONE)
-        return PF_NO_EVENT;
-    for (size_t e = 0; e < p->meta.n_events; e++)
-        if (p->meta.event[e] == sid)
-            return (uint16_t)e;
-    if (p->meta.n_events >= PF_NO_EVENT - 1)
-        return PF_NO_EVENT;
-    uint32_t *ev = realloc(p->meta.event, (p->meta.n_events + 1) * sizeof *ev);
-    if (!ev)
-        return PF_NO_EVENT;
-    p->meta.event = ev;
-    ev[p->meta.n_events] = sid;
-    return (uint16_t)p->meta.n_events++;
+    uint32_t e = pc_event(r->p, pc_intern_cstr(r->p, name), unit, 0);
+    return e == PC_NONE ? PF_NO_EVENT : (uint16_t)e;
 }
 
 /* perf's names for PerfEvents.Counter values. */
@@ -293,6 +280,7 @@ static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
      * period, in ns for the clocks. */
     int clock = strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
     s->nominal = period ? period : clock && freq ? 1000000000 / freq : 0;
+    s->event_unit = clock ? PC_UNIT_NS : PC_UNIT_COUNT;
     if (custom[0] && strcmp(custom, name) != 0) {
         size_t n = strlen(name);
         snprintf(name + n, sizeof name - n, " (%s)", custom);
@@ -1021,7 +1009,9 @@ static int on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *
     int64_t weight = 1;
     const char *base = s->event_name == PC_NONE ? "cpu-clock" : pc_str(&p->str, s->event_name);
     if (has_count || s->nominal) {
-        if (s->event == PF_NO_EVENT && (s->event = event_named(r, base)) == PF_NO_EVENT)
+        /* Without a timebase, traced_perf samples its default, the cpu-clock. */
+        int unit = s->event_name == PC_NONE ? PC_UNIT_NS : s->event_unit;
+        if (s->event == PF_NO_EVENT && (s->event = event_named(r, base, unit)) == PF_NO_EVENT)
             return pf_nomem(r);
         ev = s->event;
     }
@@ -1039,7 +1029,7 @@ static int on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const packet *
         if (s->uncounted_event == PF_NO_EVENT) {
             char name[300];
             snprintf(name, sizeof name, "samples of %s", base);
-            if ((s->uncounted_event = event_named(r, name)) == PF_NO_EVENT)
+            if ((s->uncounted_event = event_named(r, name, PC_UNIT_SAMPLES)) == PF_NO_EVENT)
                 return pf_nomem(r);
         }
         ev = s->uncounted_event;
@@ -1122,7 +1112,7 @@ static int on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s)
     }
     pc_profile *p = r->p;
     if (r->chrome_event == PF_NO_EVENT &&
-        (r->chrome_event = event_named(r, "Chrome CPU samples")) == PF_NO_EVENT) {
+        (r->chrome_event = event_named(r, "Chrome CPU samples", PC_UNIT_SAMPLES)) == PF_NO_EVENT) {
         st = pf_nomem(r);
         goto done;
     }

@@ -403,19 +403,13 @@ static int event_of(reader *r, const ps_header *h, uint16_t *out)
     uint32_t name = pc_intern(p, buf, (size_t)n);
     if (name == PC_NONE)
         return nomem(r);
-    size_t e = 0;
-    while (e < p->meta.n_events && p->meta.event[e] != name)
-        e++;
-    if (e == p->meta.n_events) {
-        if (e >= UINT16_MAX)
-            return src_fail_at(r->in, r->err, r->line_off, "line %zu: more than %d event "
-                               "types", r->line_no, UINT16_MAX - 1);
-        uint32_t *ne = realloc(p->meta.event, (e + 1) * sizeof *ne);
-        if (!ne)
-            return nomem(r);
-        p->meta.event = ne;
-        ne[p->meta.n_events++] = name;
-    }
+    int unit = !h->has_period ? PC_UNIT_SAMPLES
+               : pc_perf_clock_event(pc_str(&p->str, name)) ? PC_UNIT_NS : PC_UNIT_COUNT;
+    uint32_t e = pc_event(p, name, unit, 0);
+    if (e == PC_NONE)
+        return p->oom ? nomem(r)
+                      : src_fail_at(r->in, r->err, r->line_off, "line %zu: more than %d "
+                                    "event types", r->line_no, UINT16_MAX - 2);
     if (ev.n > r->last_event_cap) {
         char *nb = realloc(r->last_event_buf, ev.n);
         if (!nb)

@@ -594,11 +594,11 @@ static int on_sample(build *b, const sp_record *rec)
     if (thread == PC_NONE)
         return nomem(b);
     uint32_t ev = rec->sample.event_type_id;
-    if (ev > UINT16_MAX || (b->have_meta && ev >= p->meta.n_events))
+    if (ev > UINT16_MAX || (b->have_meta && ev >= p->event.n))
         return src_fail_at(b->in, b->err, rec->offset,
                            "record %zu: sample event_type_id %" PRIu32
                            " is out of range (%zu event types)",
-                           rec->index, ev, p->meta.n_events);
+                           rec->index, ev, p->event.n);
     if (!b->have_meta && (!b->pre_meta || ev > b->max_event)) {
         /* Checked once MetaInfo has been seen, at the end. */
         b->pre_meta = 1;
@@ -717,18 +717,23 @@ static int on_meta(build *b, const sp_record *rec)
         return src_fail_at(b->in, b->err, rec->offset, "MetaInfo lists %zu "
                            "event types (at most 65536 are supported)",
                            rec->meta.n_event_types);
-    p->meta.event = malloc((rec->meta.n_event_types + 1) * sizeof *p->meta.event);
-    if (!p->meta.event)
-        return nomem(b);
-    for (size_t i = 0; i < rec->meta.n_event_types; i++)
-        p->meta.event[i] = pc_intern(p, rec->meta.event_types[i].s,
-                                     rec->meta.event_types[i].len);
-    p->meta.n_events = rec->meta.n_event_types;
+    /* Clock events count nanoseconds; with --trace-offcpu, the switch
+     * samples stand for the time until the thread runs again (pc_offcpu
+     * measures it).  The same name twice would make sample event ids
+     * differ from the list's, so every entry gets its own slot. */
+    for (size_t i = 0; i < rec->meta.n_event_types; i++) {
+        uint32_t name = pc_intern(p, rec->meta.event_types[i].s, rec->meta.event_types[i].len);
+        const char *s = pc_str(&p->str, name);
+        int off = rec->meta.trace_offcpu && strstr(s, "sched_switch") != NULL;
+        int unit = off || pc_perf_clock_event(s) ? PC_UNIT_NS : PC_UNIT_COUNT;
+        if (name != PC_NONE && pc_event(p, name, unit, off) != i)
+            return src_fail_at(b->in, b->err, rec->offset, "MetaInfo names event type "
+                               "\"%s\" twice", s);
+    }
     p->meta.app_package = opt_str(p, rec->meta.has_app_package, rec->meta.app_package);
     p->meta.app_type = opt_str(p, rec->meta.has_app_type, rec->meta.app_type);
     p->meta.sdk_version = opt_str(p, rec->meta.has_sdk_version, rec->meta.sdk_version);
     p->meta.build_type = opt_str(p, rec->meta.has_build_type, rec->meta.build_type);
-    p->meta.trace_offcpu = rec->meta.trace_offcpu;
     return p->oom ? nomem(b) : PC_OK;
 }
 
@@ -917,10 +922,10 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     } else {
         st = sp_read_threaded(&r, on_record, &b, err);
     }
-    if (st == PC_OK && b.pre_meta && b.max_event >= p->meta.n_events)
+    if (st == PC_OK && b.pre_meta && b.max_event >= p->event.n)
         st = src_fail_at(in, err, b.max_event_off, "sample event_type_id %" PRIu32
                          " is out of range (%zu event types%s)", b.max_event,
-                         p->meta.n_events, b.have_meta ? "" : ": no MetaInfo record");
+                         p->event.n, b.have_meta ? "" : ": no MetaInfo record");
     if (st == PC_OK)
         st = resolve_frames(&b);
     if (st == PC_OK)

@@ -17,11 +17,11 @@ static void list_events(const pc_profile *p, const size_t *count,
 {
     size_t used = strlen(buf);
     int first = 1;
-    for (size_t e = 0; e < p->meta.n_events && used + 1 < size; e++) {
+    for (size_t e = 0; e < p->event.n && used + 1 < size; e++) {
         if (keep[e] != want)
             continue;
         int n = snprintf(buf + used, size - used, "%s%s (%zu samples)",
-                         first ? "" : ", ", pc_str(&p->str, p->meta.event[e]),
+                         first ? "" : ", ", pc_str(&p->str, p->event.name[e]),
                          count[e]);
         if (n < 0)
             break;
@@ -32,14 +32,14 @@ static void list_events(const pc_profile *p, const size_t *count,
 
 int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
 {
-    size_t ne = p->meta.n_events;
+    size_t ne = p->event.n;
     if (ne == 0) {
         if (o->event)
             return pc_fail(err, PC_EUSAGE, "--event %s: the recording names no "
                            "event types", o->event);
         return PC_OK;
     }
-    if (p->meta.trace_offcpu && !o->event)
+    if (pc_has_offcpu_events(p) && !o->event)
         return PC_OK;
     size_t *count = calloc(ne, sizeof *count);
     uint8_t *keep_ev = calloc(ne, 1);
@@ -54,7 +54,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
     size_t chosen = ne;
     if (o->event) {
         for (size_t e = 0; e < ne && chosen == ne; e++)
-            if (strcmp(pc_str(&p->str, p->meta.event[e]), o->event) == 0)
+            if (strcmp(pc_str(&p->str, p->event.name[e]), o->event) == 0)
                 chosen = e;
         if (chosen == ne) {
             char names[512] = "";

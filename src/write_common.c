@@ -191,11 +191,7 @@ uint64_t pc_heap_count(const pc_profile *p, size_t i)
 
 int pc_is_time_event(const pc_profile *p, size_t e)
 {
-    const char *name = pc_str(&p->str, p->meta.event[e]);
-    if (strncmp(name, "cpu-clock", 9) == 0 || strncmp(name, "task-clock", 10) == 0)
-        return 1;
-    /* Off-CPU samples carry their duration once pc_offcpu has run. */
-    return p->meta.trace_offcpu && strstr(name, "sched_switch") != NULL;
+    return e < p->event.n && p->event.unit[e] == PC_UNIT_NS;
 }
 
 static int cmp_id(const void *a, const void *b)

@@ -243,7 +243,7 @@ static int in_process(const pc_profile *p, uint32_t t, int64_t pid)
 
 int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
 {
-    size_t nt = p->thread.n, ne = p->meta.n_events;
+    size_t nt = p->thread.n, ne = p->event.n;
     strings t = {0};
     agg a = {0};
     pb_buf b = {0};
@@ -283,11 +283,11 @@ int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
         for (size_t e = 0; e < ne; e++) {
             if (!ev_used[e])
                 continue;
-            const char *name = pc_str(&p->str, p->meta.event[e]);
+            const char *name = pc_str(&p->str, p->event.name[e]);
             ev_index[e] = (int64_t)nv;
             value_type(&b, s, PROFILE_SAMPLE_TYPE, str_own(&t, join(name, "_samples")),
                        str_lit(&t, "count"));
-            int64_t type = str_sid(&t, p, p->meta.event[e]);
+            int64_t type = str_sid(&t, p, p->event.name[e]);
             value_type(&b, s, PROFILE_SAMPLE_TYPE, type,
                        str_lit(&t, pc_is_time_event(p, e) ? "nanoseconds" : "count"));
             if (!default_type)
@@ -421,7 +421,7 @@ int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
             e0++;
         int time = e0 < ne && pc_is_time_event(p, e0);
         size_t m = pb_begin(&b, PROFILE_PERIOD_TYPE);
-        pb_uint(&b, 1, (uint64_t)str_sid(&t, p, p->meta.event[e0]));
+        pb_uint(&b, 1, (uint64_t)str_sid(&t, p, p->event.name[e0]));
         pb_uint(&b, 2, (uint64_t)str_lit(&t, time ? "nanoseconds" : "count"));
         pb_end(&b, m);
         if (time)

@@ -142,8 +142,7 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
 
 static int is_off_event(const pc_profile *p, size_t e)
 {
-    return p->meta.offcpu_mode == PC_OFFCPU_ON_OFF &&
-           strstr(pc_str(&p->str, p->meta.event[e]), "sched_switch") != NULL;
+    return p->meta.offcpu_mode == PC_OFFCPU_ON_OFF && e < p->event.n && p->event.offcpu[e];
 }
 
 /* Weights are durations in ms when every kept sample's event measures
@@ -156,7 +155,7 @@ static int time_weighted(const pc_profile *p)
         uint16_t e = p->sample.event[i];
         if (e < 256 && seen[e])
             continue;
-        if (e >= p->meta.n_events || !pc_is_time_event(p, e))
+        if (e >= p->event.n || !pc_is_time_event(p, e))
             return 0;
         if (e < 256)
             seen[e] = 1;
@@ -169,17 +168,17 @@ static int time_weighted(const pc_profile *p)
 static void event_label(const pc_profile *p, char *buf, size_t size)
 {
     buf[0] = 0;
-    if (!p->meta.n_events)
+    if (!p->event.n)
         return;
     if (!p->meta.kept_events_all) {
-        snprintf(buf, size, "%s", pc_str(&p->str, p->meta.event[p->meta.kept_event]));
+        snprintf(buf, size, "%s", pc_str(&p->str, p->event.name[p->meta.kept_event]));
         return;
     }
     const char *sep = p->meta.offcpu_mode == PC_OFFCPU_MIXED ? " + " : ", ";
-    for (size_t e = 0; e < p->meta.n_events; e++) {
+    for (size_t e = 0; e < p->event.n; e++) {
         size_t len = strlen(buf);
         snprintf(buf + len, size - len, "%s%s", e ? sep : "",
-                 pc_str(&p->str, p->meta.event[e]));
+                 pc_str(&p->str, p->event.name[e]));
     }
 }
 

@@ -141,7 +141,7 @@ static int ev_cmp(const void *a, const void *b)
 static int plan_samples(ss_state *st)
 {
     const pc_profile *p = st->p;
-    size_t ne = p->meta.n_events;
+    size_t ne = p->event.n;
     /* Event numbers the recording does not name get profiles too. */
     size_t n_ev = ne;
     for (size_t i = 0; i < p->sample.n; i++)
@@ -325,8 +325,8 @@ static void prof_name(jw *w, const ss_state *st, const ss_prof *pr)
     process_part(w, st, t);
     if (pr->event != PC_NONE) {
         name_part(w, " - ");
-        if (pr->event < p->meta.n_events) {
-            name_id(w, p, p->meta.event[pr->event]);
+        if (pr->event < p->event.n) {
+            name_id(w, p, p->event.name[pr->event]);
         } else {
             snprintf(buf, sizeof buf, "event %" PRIu32, pr->event);
             name_part(w, buf);
@@ -356,7 +356,7 @@ static void write_prof(jw *w, const ss_state *st, const ss_prof *pr, uint64_t or
     uint32_t ev = pr->event;
     if (!heap && ev == PC_NONE)
         ev = p->sample.event[pr->begin];
-    int timed = !heap && ev < p->meta.n_events && st->is_time[ev];
+    int timed = !heap && ev < p->event.n && st->is_time[ev];
     uint64_t start = 0, end = pr->total;
     if (timed) {
         int any = 0;

@@ -196,7 +196,7 @@ TEST(perfetto_perf_samples)
         T_EQ_STR(str_of(p, pc_process_name(p, 100)), "com.example.app");
         /* One argument with spaces: its first word. */
         T_EQ_STR(str_of(p, pc_process_name(p, 200)), "/system/bin/surfaceflinger");
-        T_EQ_STR(str_of(p, p->meta.event[p->sample.event[0]]), "cpu-clock");
+        T_EQ_STR(str_of(p, p->event.name[p->sample.event[0]]), "cpu-clock");
         T_EQ_INT(frame_category(p, "do_syscall"), PC_CAT_KERNEL);
         T_EQ_INT(frame_category(p, "main"), PC_CAT_NATIVE);
         T_EQ_INT(frame_category(p, "ERROR MEMORY_INVALID"), PC_CAT_OTHER);
@@ -303,7 +303,7 @@ TEST(perfetto_incremental_state)
         T_CONTAINS(log_capture_text(), "3 packets needed incremental state");
         T_CONTAINS(log_capture_text(), "1 packet sequence(s) lost packets");
         /* Without a timebase or counts, each sample counts one. */
-        T_EQ_STR(str_of(p, p->meta.event[p->sample.event[0]]), "samples of cpu-clock");
+        T_EQ_STR(str_of(p, p->event.name[p->sample.event[0]]), "samples of cpu-clock");
     }
     pc_profile_free(p);
     pb_buf_free(&b);
@@ -402,7 +402,7 @@ TEST(perfetto_chrome_samples)
         T_EQ_STR(samples_text(p, t), "1000011:1:RunLoop;Paint 1000026:1:RunLoop "
                                      "1000063:1:RunLoop 1000068:1:RunLoop;Paint");
         T_EQ_STR(str_of(p, t == PC_NONE ? PC_NONE : p->thread.name[t]), "CrBrowserMain");
-        T_EQ_STR(str_of(p, p->meta.event[0]), "Chrome CPU samples");
+        T_EQ_STR(str_of(p, p->event.name[0]), "Chrome CPU samples");
     }
     pc_profile_free(p);
     pb_buf_free(&b);

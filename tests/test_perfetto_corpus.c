@@ -567,7 +567,7 @@ static void ck_timebase_filter(const dt *c)
         }
     T_EQ_INT(stacked, csv_int(&c->want, 0, "profiling_samples"));
     /* One session per timebase: different events. */
-    T_EQ_INT(p->meta.n_events, csv_int(&c->want, 0, "ns_sessions") +
+    T_EQ_INT(p->event.n, csv_int(&c->want, 0, "ns_sessions") +
                                    csv_int(&c->want, 0, "count_sessions"));
 }
 
@@ -627,7 +627,7 @@ static void ck_counters_view(const dt *c)
     ck_timebase_value(c, "ts", "counter_value");
     T_EQ_INT(c->p->sample.n, 1);
     if (c->p->sample.n == 1)
-        T_EQ_STR(str_of(c->p, c->p->meta.event[c->p->sample.event[0]]),
+        T_EQ_STR(str_of(c->p, c->p->event.name[c->p->sample.event[0]]),
                  csv_get(&c->want, 0, "counter_name"));
 }
 

@@ -80,7 +80,7 @@ static pc_profile *convert_text(const char *text, const pc_options *o)
 
 static const char *event_name(const pc_profile *p, size_t e)
 {
-    return e < p->meta.n_events ? pc_str(&p->str, p->meta.event[e]) : "(none)";
+    return e < p->event.n ? pc_str(&p->str, p->event.name[e]) : "(none)";
 }
 
 TEST(perfscript_callchains)
@@ -96,7 +96,7 @@ TEST(perfscript_callchains)
     /* perf's side-band records are no samples, and are told of. */
     T_CONTAINS(log_capture_text(), "2 side-band records (PERF_RECORD_*) were skipped");
     T_EQ_STR(pc_str(&p->str, p->meta.source), "perf script");
-    T_EQ_INT(p->meta.n_events, 3);
+    T_EQ_INT(p->event.n, 3);
     T_EQ_STR(event_name(p, 0), "cpu-clock");
     T_EQ_STR(event_name(p, 1), "cycles:u");
     T_EQ_STR(event_name(p, 2), "sched:sched_switch");

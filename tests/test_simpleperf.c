@@ -90,7 +90,7 @@ TEST(sp_model_fixture)
     T_EQ_INT(p->thread.n, 5);
     T_EQ_INT(p->sample.read, 12);
     T_EQ_INT(p->sample.n, 8);
-    T_EQ_INT(p->meta.n_events, 2);
+    T_EQ_INT(p->event.n, 2);
     T_EQ_INT(p->meta.kept_events_all, 0);
     T_EQ_INT(p->meta.kept_event, 0);
     T_EQ_INT(p->meta.lost_sample_count, 12);
