@@ -25,6 +25,7 @@ typedef struct pf_seq {
     uint8_t has_running;     /* Chrome's running sample clock is set */
     uint8_t in_dump;         /* a heapprofd dump is being continued */
     uint8_t has_index;
+    uint8_t seen;            /* a packet of this sequence was read */
     uint32_t clock_id;
     uint16_t event;          /* event of this sequence's perf samples */
     uint16_t uncounted_event;

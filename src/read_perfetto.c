@@ -191,8 +191,10 @@ static void seq_clear(pf_seq *s)
     s->in_dump = 0;
     s->hs.n = 0;
     s->hd.n = 0;
-    if (s->n_cpu)
-        memset(s->cpu_seen, 0, s->n_cpu);
+    /* The timebase counts (cpu_count) stay: they belong to the kernel's
+     * perf events, which run on through a clear, and forgetting them
+     * would give the next sample on each CPU the whole count since the
+     * session began as its weight. */
     s->valid = 1;
 }
 
@@ -1911,11 +1913,15 @@ static int on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t off
     pf_seq *s = seq_of(r, seq_id);
     if (!s)
         return pf_nomem(r);
+    /* Perfetto marks the first packet of every sequence as following a
+     * loss (its writer starts with nothing before it): not a loss. */
+    int first = !s->seen;
+    s->seen = 1;
     pb_reader sub;
     if (cleared || (flags & SEQ_CLEARED)) {
         /* A dump in progress cannot be resolved any more. */
         seq_clear(s);
-    } else if (dropped) {
+    } else if (dropped && !first) {
         s->valid = 0;
         s->has_running = 0;
         r->st.lost_packets++;

@@ -309,6 +309,66 @@ TEST(perfetto_incremental_state)
     pb_buf_free(&b);
 }
 
+/* A sample of sequence 3 (thread 9) at time ts whose cpu-clock timebase
+ * reads count on CPU 0; with clear, the packet starts a new generation of
+ * incremental state, as traced_perf's periodic clears do. */
+static void seq3_counted(pb_buf *b, uint64_t ts, int64_t count, int clear, int dropped)
+{
+    size_t pk = pfe_packet(b, 3);
+    pb_uint(b, PFE_FLAGS, (clear ? 1 : 0) | 2);
+    if (dropped)
+        pb_uint(b, PFE_DROPPED, 1);
+    pb_uint(b, PFE_TIMESTAMP, ts);
+    if (clear) {
+        size_t d = pb_begin(b, PFE_DEFAULTS);
+        size_t ps = pb_begin(b, 12);
+        size_t tb = pb_begin(b, 1);
+        pb_uint(b, 4, 1 /* SW_CPU_CLOCK */);
+        pb_end(b, tb);
+        pb_end(b, ps);
+        pb_end(b, d);
+        interned_stack(b, "work");
+    }
+    pfe_perf_sample(b, 0, 9, 9, 1, count);
+    pb_end(b, pk);
+}
+
+/* An incremental-state clear starts interned data afresh, not the
+ * kernel's counters: the sample after it weighs what its CPU counted
+ * since the sample before, not the whole count since the session began.
+ * Perfetto sets previous_packet_dropped on the first packet of every
+ * sequence; only a later one means packets were lost. */
+TEST(perfetto_timebase_across_clears)
+{
+    pb_buf b = {0};
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    /* The sequence's first packet, as a writer with no incremental state
+     * sends it. */
+    size_t pk = pfe_packet(&b, 3);
+    pb_uint(&b, PFE_DROPPED, 1);
+    pb_end(&b, pk);
+    seq3_counted(&b, 1000000, 5000000000, 1, 0);
+    seq3_counted(&b, 2000000, 5000250000, 0, 0);
+    seq3_counted(&b, 3000000, 5000500000, 1, 0);
+    seq3_counted(&b, 4000000, 5000750000, 0, 0);
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_STR(samples_text(p, thread_of(p, 9, 9)),
+                 "1000:5000000000:work 2000:250000:work 3000:250000:work 4000:250000:work");
+        T_CHECK(!strstr(log_capture_text(), "lost packets"));
+    }
+    pc_profile_free(p);
+    /* A loss later in the sequence is one. */
+    seq3_counted(&b, 5000000, 5001000000, 0, 1);
+    p = convert_buf(&b, &o);
+    if (p)
+        T_CONTAINS(log_capture_text(), "1 packet sequence(s) lost packets");
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
 /* The same profile whether the packets come plain, in zlib or zstd
  * compressed_packets, or in a gzipped file. */
 TEST(perfetto_compressed_packets)
