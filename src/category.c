@@ -43,15 +43,14 @@ static const char *base_name(const char *s, size_t n, size_t *len)
     return s + i;
 }
 
-int pc_category_of(const char *path, size_t n, const char *name)
+int pc_category_of(const char *path, size_t n)
 {
     size_t blen;
     const char *base = base_name(path, n, &blen);
 
     if ((n == 17 && memcmp(path, "[kernel.kallsyms]", 17) == 0) ||
         ends_with(path, n, ".ko"))
-        return name && strcmp(name, "__schedule") == 0 ? PC_CAT_OFFCPU
-                                                       : PC_CAT_KERNEL;
+        return PC_CAT_KERNEL;
     /* Linux JIT code: perf's symbol maps of JIT runtimes (perf-PID.map)
      * and jitdump's one-function files (jitted-PID-N.so). */
     if ((blen > 9 && memcmp(base, "perf-", 5) == 0 && ends_with(base, blen, ".map")) ||

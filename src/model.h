@@ -268,9 +268,10 @@ void pc_keep_samples(pc_profile *p, const uint8_t *keep);
 /* Drops the heap rows whose keep[i] is 0, preserving order. */
 void pc_keep_heap(pc_profile *p, const uint8_t *keep);
 
-/* Category of a frame of the library or file at path with function name
- * (see category.c for the rules). */
-int pc_category_of(const char *path, size_t path_len, const char *name);
+/* Category of a frame of the library or file at path (see category.c for
+ * the rules).  Off-CPU time is no file's: pc_offcpu gives it its category
+ * from the sample's event. */
+int pc_category_of(const char *path, size_t path_len);
 
 /* Subcategory, within category cat, of a frame that ran as exec (enum
  * pc_exec): how Java code ran (interpreted, JIT, AOT), or ART's own

@@ -93,6 +93,41 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
     return PC_OK;
 }
 
+/* Gives each off-CPU sample a leaf in the off-CPU category: a copy of its
+ * leaf frame, so that what the thread waited in keeps its name while the
+ * viewers colour and count the time as spent off the CPU.  Kernel symbols
+ * (__schedule) are rarely there to tell; the event always is.  The work is
+ * per distinct stack, not per sample. */
+static int offcpu_leaves(pc_profile *p, const uint8_t *is_off, pc_error *err)
+{
+    size_t ns = p->stack.n, nf = p->frame.n;
+    uint32_t *stack_to = malloc((ns + 1) * sizeof *stack_to);
+    uint32_t *frame_to = malloc((nf + 1) * sizeof *frame_to);
+    if (!stack_to || !frame_to) {
+        free(stack_to);
+        free(frame_to);
+        return nomem(err);
+    }
+    memset(stack_to, 0xff, (ns + 1) * sizeof *stack_to);
+    memset(frame_to, 0xff, (nf + 1) * sizeof *frame_to);
+    for (size_t i = 0; i < p->sample.n && !p->oom; i++) {
+        uint32_t s = p->sample.stack[i];
+        if (!is_off[p->sample.event[i]] || s == PC_NONE || s >= ns)
+            continue;
+        if (stack_to[s] == PC_NONE) {
+            uint32_t f = p->stack.frame[s], pre = p->stack.prefix[s];
+            if (frame_to[f] == PC_NONE)
+                frame_to[f] = pc_add_frame(p, p->frame.func[f], p->frame.addr[f],
+                                           PC_CAT_OFFCPU, p->frame.exec[f]);
+            stack_to[s] = pc_stack(p, pre, frame_to[f]);
+        }
+        p->sample.stack[i] = stack_to[s];
+    }
+    free(stack_to);
+    free(frame_to);
+    return p->oom ? nomem(err) : PC_OK;
+}
+
 static const char *mode_name(int mode)
 {
     switch (mode) {
@@ -119,6 +154,8 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
     if (!is_off)
         return nomem(err);
     int st = durations(p, is_off, o, err);
+    if (st == PC_OK)
+        st = offcpu_leaves(p, is_off, err);
     if (st != PC_OK || o->event) {
         free(is_off);
         return st;

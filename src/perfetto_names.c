@@ -426,8 +426,7 @@ static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, uint32_t name
 
 enum { KIND_KERNEL = 2, KIND_INTERPRETED = 3, KIND_JIT = 4, KIND_SYNTHETIC = 0xff };
 
-static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n,
-                       const char *name)
+static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n)
 {
     pc_profile *p = r->p;
     uint8_t kind = r->fr.kind[f];
@@ -440,7 +439,7 @@ static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n,
         cat = PC_CAT_JIT;
         exec = PC_EXEC_JIT;
     } else {
-        cat = pc_category_of(map, n, name);
+        cat = pc_category_of(map, n);
         if (kind == KIND_JIT) {
             exec = PC_EXEC_JIT;
             if (cat == PC_CAT_USER)
@@ -605,7 +604,7 @@ static int name_frames(pf_reader *r, const symbols *sy, const deobf *d)
             break;
         }
         ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
-        categorize(r, (uint32_t)f, ms, mn, pc_str(&p->str, names.v[0]));
+        categorize(r, (uint32_t)f, ms, mn);
         p->frame.func[f] = pc_func(p, names.v[0], res);
         for (size_t k = 1; k < names.n; k++)
             if (add_inline(r, &in, (uint32_t)f, pc_func(p, names.v[k], res)) < 0) {

@@ -494,8 +494,7 @@ static uint32_t frame_of(reader *r, const ps_frame *f)
             return id;
     int cat = PC_CAT_OTHER;
     if (!unknown_dso)
-        cat = pc_category_of(pc_str(&p->str, res), pc_str_len(&p->str, res),
-                             pc_str(&p->str, name));
+        cat = pc_category_of(pc_str(&p->str, res), pc_str_len(&p->str, res));
     uint32_t id = pc_add_frame(p, func, f->addr, (uint8_t)cat, PC_EXEC_NATIVE);
     if (id != PC_NONE)
         pc_htab_insert(&r->frame_idx, &pr, id);

@@ -824,8 +824,7 @@ static int resolve_frames(build *b)
         /* Interning may have moved the arena: take the path again. */
         path_s = pc_str(&p->str, path);
         p->frame.func[id] = pc_func(p, fname, pc_resource(p, path));
-        p->frame.cat[id] = (uint8_t)pc_category_of(path_s, path_len,
-                                                   pc_str(&p->str, fname));
+        p->frame.cat[id] = (uint8_t)pc_category_of(path_s, path_len);
     }
     return p->oom ? nomem(b) : PC_OK;
 }

@@ -94,7 +94,7 @@ static int fstacks_build(const pc_profile *p, int annotate, fstacks *fs)
         uint32_t fpre = pre == PC_NONE ? PC_NONE : fs->of[pre];
         uint32_t func = p->frame.func[fr];
         uint8_t mark = 0;
-        if (annotate && (p->frame.cat[fr] == PC_CAT_KERNEL || p->frame.cat[fr] == PC_CAT_OFFCPU))
+        if (annotate && p->frame.cat[fr] == PC_CAT_KERNEL)
             mark = 'k';
         else if (annotate && p->frame.cat[fr] == PC_CAT_JIT)
             mark = 'j';

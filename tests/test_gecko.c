@@ -120,7 +120,7 @@ TEST(gecko_meta)
     T_CHECK(j_get(meta, "presymbolicated") && j_get(meta, "presymbolicated")->boolean);
     const jv *cats = j_get(meta, "categories");
     static const char *const names[] = {"User", "Kernel", "Native", "DEX", "OAT",
-                                        "Off-CPU", "Other", "JIT"};
+                                        "Idle", "Other", "JIT"};
     T_EQ_INT(j_len(cats), 8);
     for (size_t i = 0; i < 8 && i < j_len(cats); i++)
         T_EQ_STR(j_str(j_get(j_at(cats, i), "name")), names[i]);
@@ -166,7 +166,7 @@ TEST(gecko_threads_and_samples)
              "android.os.Looper.loop (in /system/framework/framework.jar) #3 <- "
              "__libc_init (in /apex/com.android.runtime/lib64/bionic/libc.so) #2");
     T_EQ_STR(sample_stack(render, 0),
-             "__schedule (in [kernel.kallsyms]) #5 <- "
+             "__schedule (in [kernel.kallsyms]) #1 <- "
              "do_syscall_64 (in [kernel.kallsyms]) #1 <- "
              "draw (in /system/lib64/libhwui.so) #2 <- "
              "android::RenderThread::threadLoop() (in /system/lib64/libhwui.so) #2 <- "

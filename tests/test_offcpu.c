@@ -199,6 +199,42 @@ TEST(offcpu_glibc_order)
     spe_free(&e);
 }
 
+/* Off-CPU time is in the off-CPU category because of the sample's event,
+ * whatever the leaf's name: the same function shows in its file's
+ * category when the thread ran in it and off-CPU when it waited in it,
+ * under the same name, in every mode. */
+TEST(offcpu_leaf_category)
+{
+    spe e;
+    pc_options o;
+    pc_profile *p;
+    pc_error err;
+    glibc_ordered(&e);
+    static const int modes[] = {PC_OFFCPU_ON_OFF, PC_OFFCPU_MIXED, PC_OFFCPU_OFF};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        t_case("offcpu leaf category, mode %d", modes[m]);
+        pc_options_init(&o);
+        o.offcpu = modes[m];
+        T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+        if (!p)
+            continue;
+        size_t off = 0, on = 0;
+        for (size_t i = 0; i < p->sample.n; i++) {
+            uint32_t s = p->sample.stack[i];
+            T_EQ_STR(stack_text(p, s), "main;work");
+            int cat = p->frame.cat[p->stack.frame[s]];
+            off += cat == PC_CAT_OFFCPU;
+            on += cat == PC_CAT_USER;
+            /* The caller keeps its file's category. */
+            T_EQ_INT(p->frame.cat[p->stack.frame[p->stack.prefix[s]]], PC_CAT_USER);
+        }
+        T_EQ_INT(off, 4);
+        T_EQ_INT(on, modes[m] == PC_OFFCPU_OFF ? 0 : 5);
+        pc_profile_free(p);
+    }
+    spe_free(&e);
+}
+
 TEST(offcpu_option_errors)
 {
     pc_options o;

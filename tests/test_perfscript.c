@@ -131,7 +131,7 @@ TEST(perfscript_callchains)
         T_EQ_INT(p->sample.time[p->sample.first[rt]], 5002000000ULL);
         T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[rt]]), "DrawFrame");
     }
-    T_EQ_INT(frame_category(p, "__schedule"), PC_CAT_OFFCPU);
+    T_EQ_INT(frame_category(p, "__schedule"), PC_CAT_KERNEL);
     T_EQ_INT(frame_category(p, "do_syscall_64"), PC_CAT_KERNEL);
     T_EQ_INT(frame_category(p, "libbar.so.1+0x5678"), PC_CAT_NATIVE);
     T_EQ_INT(frame_category(p, "[unknown]"), PC_CAT_OTHER);

@@ -50,12 +50,17 @@ static const struct {
      "samples); the reference mixes in the 14 cpu-cycles samples"},
 };
 
-/* Frame categories we assign differently, by the frame's file. */
-static int category_fix(const char *path, int ref_cat)
+/* Frame categories we assign differently, by the frame's file, and off-CPU
+ * time: the reference calls every __schedule frame off-CPU by its name;
+ * here the sample's event says it (off-CPU samples end in a copy of their
+ * leaf in that category, see same_stack()), and __schedule is kernel code. */
+static int category_fix(const char *path, const char *name, int name_len, int ref_cat)
 {
     size_t n = strlen(path);
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
+    if (ref_cat == PC_CAT_OFFCPU && name_len == 10 && strncmp(name, "__schedule", 10) == 0)
+        return PC_CAT_KERNEL;
     if (ref_cat != PC_CAT_USER)
         return ref_cat;
     /* Versioned shared objects are native code: libc.so.6, libglib-2.0.so.0.4002.0. */
@@ -134,7 +139,7 @@ static void frame_key(char *out, size_t size, const char *location, int cat,
     int unknown = 0;
     if (is_reference) {
         unknown = name_len == 7 && strncmp(location, "unknown", 7) == 0;
-        int fixed_cat = category_fix(path, cat);
+        int fixed_cat = category_fix(path, location, name_len, cat);
         *fixed += fixed_cat != cat;
         cat = fixed_cat;
     } else {
@@ -225,6 +230,21 @@ static void free_threads(thread *t, size_t n)
 
 /* Matches two time-sorted sample lists; samples at the same time (within
  * the tolerance) are paired by equal stacks.  Counts what stays alone. */
+/* Equal stacks, except that our off-CPU samples end in their leaf frame
+ * in the off-CPU category, where the reference keeps the file's. */
+static int same_stack(const char *ours, const char *ref)
+{
+    size_t a = strlen(ours), b = strlen(ref);
+    static const char off[] = "#5\n";
+    if (a == b && strcmp(ours, ref) == 0)
+        return 1;
+    if (a < 3 || strcmp(ours + a - 3, off) != 0)
+        return 0;
+    /* Both end in "#<category>\n": compare up to the last '#'. */
+    const char *ha = strrchr(ours, '#'), *hb = strrchr(ref, '#');
+    return hb && ha - ours == hb - ref && strncmp(ours, ref, (size_t)(ha - ours)) == 0;
+}
+
 static void match(const thread *ours, const thread *ref, size_t *only_ours,
                   size_t *only_ref, size_t *matched)
 {
@@ -251,7 +271,7 @@ static void match(const thread *ours, const thread *ref, size_t *only_ours,
         size_t pairs = 0;
         for (size_t a = i; a < i2; a++)
             for (size_t b = j; b < j2 && b - j < 64; b++)
-                if (!used[b - j] && strcmp(ours->s[a].stack, ref->s[b].stack) == 0) {
+                if (!used[b - j] && same_stack(ours->s[a].stack, ref->s[b].stack)) {
                     used[b - j] = 1;
                     pairs++;
                     break;

@@ -131,7 +131,7 @@ TEST(sp_model_fixture)
 
     /* Categories by file (reference rules plus the fixes in category.c). */
     T_EQ_INT(frame_category(p, "malloc"), PC_CAT_NATIVE);
-    T_EQ_INT(frame_category(p, "__schedule"), PC_CAT_OFFCPU);
+    T_EQ_INT(frame_category(p, "__schedule"), PC_CAT_KERNEL);
     T_EQ_INT(frame_category(p, "do_syscall_64"), PC_CAT_KERNEL);
     T_EQ_INT(frame_category(p, "com.example.Foo.bar"), PC_CAT_DEX);
     T_EQ_INT(frame_category(p, "com.example.Foo.hot"), PC_CAT_JIT);
