@@ -110,6 +110,8 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     p->depth.max = o->max_depth;
     int st = read_any(in, p, o, err);
+    if (st == PC_OK)
+        pc_note_extent(p);
     if (st == PC_OK && p->depth.cut)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " callstacks deeper than %zu frames keep only "
                "their %zu innermost frames (the deepest has %zu; --max-depth sets the limit)",

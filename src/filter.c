@@ -387,14 +387,27 @@ static void clip_markers(pc_profile *p, uint64_t lo, uint64_t hi)
     p->marker.n = j;
 }
 
+static uint64_t sat_add_u64(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
 {
     timefilter f = {0};
-    uint64_t start = pc_start_time(p);
-    /* --time-range, relative to the first event; the whole time otherwise. */
-    uint64_t lo = o->time_start >= 0 ? start + (uint64_t)o->time_start : 0;
-    uint64_t hi = o->time_end >= 0 ? start + (uint64_t)o->time_end : UINT64_MAX;
+    /* --time-range, relative to the recording's first event (not to what
+     * other filters leave, so that a range read off the whole profile
+     * selects the same time); the whole time otherwise. */
+    uint64_t start = p->meta.first_time;
+    uint64_t lo = o->time_start >= 0 ? sat_add_u64(start, (uint64_t)o->time_start) : 0;
+    uint64_t hi = o->time_end >= 0 ? sat_add_u64(start, (uint64_t)o->time_end) : UINT64_MAX;
     int ranged = o->time_start >= 0 || o->time_end >= 0;
+    if (ranged) {
+        if (lo > p->meta.shown_first)
+            p->meta.shown_first = lo;
+        if (hi - 1 < p->meta.shown_last)
+            p->meta.shown_last = hi - 1;
+    }
 
     if (ranged && hi <= lo)
         return pc_fail(err, PC_EUSAGE, "--time-range: the range ends before it begins");

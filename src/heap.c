@@ -53,7 +53,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     sort_p = p;
     pc_qsort(order, n, sizeof *order, cmp_row);
     sort_p = NULL;
-    uint64_t start = pc_start_time(p);
+    uint64_t start = p->meta.first_time;
     for (size_t i = 0; i < n;) {
         uint32_t t = p->heap.thread[order[i]], h = p->heap.heap[order[i]];
         size_t j = i, dumps = 0, want = (size_t)(o->heap_dump > 0 ? o->heap_dump : 0);

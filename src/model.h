@@ -192,6 +192,19 @@ struct pc_profile {
 
     /* What the recording says about itself; string ids or PC_NONE. */
     struct {
+        /* The recording's extent on its clock, fixed before any filter:
+         * times count from first_time (--time-range, the Firefox
+         * timeline), whatever the filters keep.  Readers that see times
+         * beyond their samples widen it with pc_saw_time(); pc_convert
+         * widens it with every time read. */
+        uint64_t first_time, last_time;
+        int has_time;
+        /* What the filters kept of it: [shown_first, shown_last]. */
+        uint64_t shown_first, shown_last;
+        /* A wall clock, where the input has one: wall_ns (ns since the
+         * Unix epoch) was the time at wall_at on the recording's clock. */
+        int has_wall;
+        uint64_t wall_ns, wall_at;
         uint32_t source;      /* e.g. "simpleperf" */
         uint32_t app_package, app_type, sdk_version, build_type;
         int has_lost;
@@ -285,8 +298,10 @@ int pc_subcategory(int cat, int exec);
  * process, or PC_NONE.  Needs grouped samples for the counts. */
 void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of);
 
-/* The typical sampling interval: the median positive gap between
- * consecutive samples of a thread (1 ms when there is none). */
+/* The sampling interval: the median period of the on-CPU samples of a
+ * clock event (the interval the recording asked for), else the median
+ * positive gap between consecutive samples of a thread (grouped samples),
+ * else 1 ms. */
 uint64_t pc_interval_ns(const pc_profile *p);
 
 /* Writes v as "0x..." (at least "0x0") into buf[19]. */
@@ -305,6 +320,12 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to);
  * removed too, once the frames between them are gone.  Returns 0, or -1
  * when out of memory. */
 int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
+
+/* Widens the recording's extent (meta.first_time, last_time) to t. */
+void pc_saw_time(pc_profile *p, uint64_t t);
+/* Widens the extent to every time the model holds, and shows all of it
+ * (meta.shown_first, shown_last). */
+void pc_note_extent(pc_profile *p);
 
 /* Latest time of any sample or switch (0 when there are none): where the
  * recording ends as far as the data tells. */
@@ -339,6 +360,15 @@ static inline size_t pc_depth_cut(pc_profile *p, size_t n)
     if (n > p->depth.deepest)
         p->depth.deepest = n;
     return n - p->depth.max;
+}
+
+/* Whether sample i is time its thread spent off the CPU: pc_offcpu ends
+ * such samples in a leaf of the off-CPU category (their event may be
+ * merged into the on-CPU one, their leaf's category stays). */
+static inline int pc_sample_offcpu(const pc_profile *p, size_t i)
+{
+    uint32_t s = p->sample.stack[i];
+    return s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU;
 }
 
 /* a + b, held at INT64_MAX or INT64_MIN instead of overflowing: sums of

@@ -891,6 +891,17 @@ static int on_clock_snapshot(pf_reader *r, pb_reader *pr, uint32_t seq)
         return r->err->status;
     if (pf_clocks_add(&r->clocks, keys, ts, n) < 0)
         return pf_nomem(r);
+    /* The first snapshot with the wall clock dates the recording. */
+    pc_profile *p = r->p;
+    for (size_t i = 0; i < n && !p->meta.has_wall; i++) {
+        uint64_t at;
+        if (keys[i] == pf_clock_key(PF_CLOCK_REALTIME, seq) &&
+            pf_clocks_convert(&r->clocks, keys[i], ts[i], &at) == 0) {
+            p->meta.has_wall = 1;
+            p->meta.wall_ns = ts[i];
+            p->meta.wall_at = at;
+        }
+    }
     return PC_OK;
 }
 
@@ -1917,6 +1928,7 @@ static int on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t off
      * loss (its writer starts with nothing before it): not a loss. */
     int first = !s->seen;
     s->seen = 1;
+
     pb_reader sub;
     if (cleared || (flags & SEQ_CLEARED)) {
         /* A dump in progress cannot be resolved any more. */
@@ -1936,6 +1948,10 @@ static int on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t off
         if (on_interned(r, &sub, s) != PC_OK)
             return r->err->status;
     }
+    /* Times on the trace clock tell where the recording begins and ends,
+     * beyond its samples. */
+    if (pk.has_ts && !pk.has_clock && !s->has_clock)
+        pc_saw_time(r->p, pk.ts);
     if (!has_payload)
         return PC_OK;
     if ((flags & SEQ_NEEDS_STATE) && !s->valid) {

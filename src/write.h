@@ -40,13 +40,40 @@ void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe)
 void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t stamp,
                      size_t universe);
 
-/* JSON pieces both Firefox formats write. */
 void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id);
-void pc_jw_categories(jw *w);
-/* "misc": build type and sample loss, if any. */
-void pc_jw_misc(jw *w, const pc_profile *p);
-/* The product (title): the app package, else the input format. */
-void pc_jw_product(jw *w, const pc_profile *p);
+
+/* The Firefox Profiler's "meta" object (write_fxmeta.c), one writer for
+ * both formats.  The processed format also says which output threads to
+ * show (visible[k] for its n_threads threads) and which to select. */
+typedef struct pc_fx_meta {
+    int gecko;                /* 1: the Gecko format's meta */
+    const uint32_t *main_of;  /* from pc_thread_order */
+    uint32_t focus;           /* from pc_focus_thread */
+    const uint8_t *visible;   /* processed only */
+    size_t n_threads, selected;
+} pc_fx_meta;
+void pc_jw_fx_meta(jw *w, const pc_profile *p, const pc_fx_meta *m);
+/* The recording time of the Firefox timeline's zero. */
+uint64_t pc_fx_zero(const pc_profile *p);
+
+/* The thread a viewer shows first: the app's main thread when the
+ * recording names the app and that thread ran on a CPU; else the thread
+ * with the most on-CPU weight; else the one with the most samples or heap
+ * rows; PC_NONE in a profile with neither.  main_of is from
+ * pc_thread_order.  Returns 0, or -1 when out of memory. */
+int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out);
+
+/* The profile's title, "SUBJECT (SOURCE: EVENTS)": the app, else the
+ * focus thread's process (and how many other processes have samples); the
+ * input's kind; the events shown, and the heap measure when there is a
+ * heap profile.  Cut to size bytes. */
+void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
+              size_t size);
+/* The event(s) the samples show, "a" or "a + b" (mixed on- and off-CPU),
+ * or "" when there are none. */
+void pc_events_label(const pc_profile *p, char *buf, size_t size);
+/* "unreleased", "allocated" or "freed": what the heap rows show. */
+const char *pc_heap_measure_name(const pc_profile *p);
 
 /* The name of thread t's process: the name the input gave it, else its
  * main thread's (main is main_of[t] from pc_thread_order), or PC_NONE. */

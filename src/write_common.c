@@ -1,4 +1,7 @@
-/* What the Gecko and processed Firefox writers share. */
+/* What the writers share: frames merged for the Firefox formats, the
+ * thread to show first, the profile's title, heap values. */
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,55 +85,6 @@ int pc_merge(const pc_profile *p, pc_merged *m)
 void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id)
 {
     jw_str(w, pc_str(&p->str, id), pc_str_len(&p->str, id));
-}
-
-void pc_jw_categories(jw *w)
-{
-    jw_arr(w);
-    for (int c = 0; c < PC_CAT_COUNT; c++) {
-        jw_obj(w);
-        jw_key(w, "name");
-        jw_cstr(w, pc_categories[c].name);
-        jw_key(w, "color");
-        jw_cstr(w, pc_categories[c].color);
-        jw_key(w, "subcategories");
-        jw_arr(w);
-        for (int k = 0; k < pc_categories[c].n_subcategories; k++)
-            jw_cstr(w, pc_categories[c].subcategories[k]);
-        jw_arr_end(w);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
-}
-
-void pc_jw_misc(jw *w, const pc_profile *p)
-{
-    char lost[128] = "";
-    uint64_t n = p->meta.lost_count, total = p->meta.lost_sample_count + n;
-    if (p->meta.has_lost && n)
-        snprintf(lost, sizeof lost, "%s%llu of %llu samples lost while recording (%.1f%%)",
-                 p->meta.build_type != PC_NONE ? ", " : "", (unsigned long long)n,
-                 (unsigned long long)total, 100.0 * (double)n / (double)total);
-    if (p->meta.build_type == PC_NONE && !lost[0])
-        return;
-    jw_key(w, "misc");
-    jw_str_begin(w);
-    if (p->meta.build_type != PC_NONE) {
-        jw_str_part(w, pc_str(&p->str, p->meta.build_type),
-                    pc_str_len(&p->str, p->meta.build_type));
-        jw_str_part(w, " build", 6);
-    }
-    jw_str_part(w, lost, strlen(lost));
-    jw_str_end(w);
-}
-
-void pc_jw_product(jw *w, const pc_profile *p)
-{
-    if (p->meta.app_package != PC_NONE)
-        pc_jw_str_id(w, p, p->meta.app_package);
-    else
-        jw_cstr(w, p->meta.source != PC_NONE ? pc_str(&p->str, p->meta.source)
-                                             : "profile");
 }
 
 int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
@@ -223,4 +177,135 @@ void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t
     for (size_t g = 0; g < universe && k < n; g++)
         if (stamp_of[g] == stamp)
             ids[k++] = (uint32_t)g;
+}
+
+/* Whether thread t's process is the app the recording names: its name is
+ * the package, or the package cut to the 15 bytes of a kernel task name. */
+static int is_app(const pc_profile *p, uint32_t t, const uint32_t *main_of)
+{
+    uint32_t app = p->meta.app_package, name = pc_process_label(p, t, main_of[t]);
+    if (app == PC_NONE || name == PC_NONE)
+        return 0;
+    size_t an = pc_str_len(&p->str, app), nn = pc_str_len(&p->str, name);
+    const char *a = pc_str(&p->str, app), *n = pc_str(&p->str, name);
+    return (nn == an || (nn >= 15 && nn < an)) && memcmp(a, n, nn) == 0;
+}
+
+int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
+{
+    size_t nt = p->thread.n;
+    uint64_t *on = calloc(nt + 1, sizeof *on), *any = calloc(nt + 1, sizeof *any);
+    *out = PC_NONE;
+    if (!on || !any) {
+        free(on);
+        free(any);
+        return -1;
+    }
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint32_t t = p->sample.thread[i];
+        uint64_t w = p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 1;
+        any[t]++;
+        if (!pc_sample_offcpu(p, i))
+            on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
+    }
+    for (size_t i = 0; i < p->heap.n; i++)
+        any[p->heap.thread[i]]++;
+    uint32_t app = PC_NONE, busiest = PC_NONE, most = PC_NONE;
+    for (size_t t = 0; t < nt; t++) {
+        if (on[t] && p->thread.tid[t] == p->thread.pid[t] && app == PC_NONE &&
+            is_app(p, (uint32_t)t, main_of))
+            app = (uint32_t)t;
+        if (on[t] && (busiest == PC_NONE || on[t] > on[busiest]))
+            busiest = (uint32_t)t;
+        if (any[t] && (most == PC_NONE || any[t] > any[most]))
+            most = (uint32_t)t;
+    }
+    *out = app != PC_NONE ? app : busiest != PC_NONE ? busiest : most;
+    free(on);
+    free(any);
+    return 0;
+}
+
+/* Appends printf-style text to buf, which holds *used bytes of size. */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    if (*used + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
+void pc_events_label(const pc_profile *p, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    if (!p->event.n || !p->sample.n)
+        return;
+    if (!p->meta.kept_events_all) {
+        append(buf, size, &used, "%s", pc_str(&p->str, p->event.name[p->meta.kept_event]));
+        return;
+    }
+    const char *sep = p->meta.offcpu_mode == PC_OFFCPU_MIXED ? " + " : ", ";
+    for (size_t e = 0; e < p->event.n; e++)
+        append(buf, size, &used, "%s%s", e ? sep : "", pc_str(&p->str, p->event.name[e]));
+}
+
+const char *pc_heap_measure_name(const pc_profile *p)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return "allocated";
+    case PC_HEAP_FREED: return "freed";
+    }
+    return "unreleased";
+}
+
+void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
+              size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    uint32_t subject = p->meta.app_package;
+    if (subject == PC_NONE && focus != PC_NONE)
+        subject = pc_process_label(p, focus, main_of[focus]);
+    if (subject != PC_NONE) {
+        append(buf, size, &used, "%s", pc_str(&p->str, subject));
+    } else if (focus != PC_NONE) {
+        append(buf, size, &used, "process %" PRId64, p->thread.pid[focus]);
+    } else {
+        append(buf, size, &used, "profile");
+    }
+    /* Other processes with samples, when the title names one process. */
+    if (p->meta.app_package == PC_NONE && focus != PC_NONE) {
+        size_t others = 0;
+        int64_t *pids = NULL;
+        size_t n = 0;
+        pc_error e;
+        if (pc_profile_pids(p, &pids, &n, &e) == PC_OK) {
+            for (size_t k = 0; k < n; k++)
+                others += pids[k] != p->thread.pid[focus];
+            free(pids);
+        }
+        if (others)
+            append(buf, size, &used, " and %zu other process%s", others,
+                   others == 1 ? "" : "es");
+    }
+    char events[256];
+    pc_events_label(p, events, sizeof events);
+    const char *source = p->meta.source != PC_NONE ? pc_str(&p->str, p->meta.source) : NULL;
+    if (!source && !events[0] && !p->heap.n)
+        return;
+    append(buf, size, &used, " (");
+    if (source)
+        append(buf, size, &used, "%s%s", source, events[0] || p->heap.n ? ": " : "");
+    if (events[0])
+        append(buf, size, &used, "%s%s", events, p->heap.n ? "; " : "");
+    if (p->heap.n)
+        append(buf, size, &used, "heap, %s bytes", pc_heap_measure_name(p));
+    append(buf, size, &used, ")");
 }

@@ -23,8 +23,6 @@
 #include "model.h"
 #include "write.h"
 
-#define GECKO_VERSION 24
-
 /* Per-thread renumbering: which merged stacks, frames and strings a thread
  * uses, and their local indexes.  Stamps avoid clearing arrays between
  * threads, so the cost is proportional to what each thread uses. */
@@ -112,70 +110,6 @@ static void local_collect(local *l, const pc_profile *p, const pc_merged *m,
             l->strs[l->n_strs++] = name;
         }
     }
-}
-
-static const char marker_schema[] =
-    "[{\"name\":\"OnCPU\",\"tooltipLabel\":\"On-CPU\",\"tableLabel\":\"On-CPU\","
-    "\"chartLabel\":\"On-CPU\",\"display\":[\"marker-chart\",\"marker-table\"],"
-    "\"data\":[{\"label\":\"Description\",\"value\":"
-    "\"The thread was running on a CPU (context switch records).\"}]},"
-    "{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\",\"tableLabel\":\"Off-CPU\","
-    "\"chartLabel\":\"Off-CPU\",\"display\":[\"marker-chart\",\"marker-table\","
-    "\"timeline-overview\"],\"data\":[{\"label\":\"Description\",\"value\":"
-    "\"The thread was switched out by the scheduler (context switch records).\"}]},"
-    "{\"name\":\"UnwindError\",\"tooltipLabel\":\"Unwinding stopped: {marker.data.error}\","
-    "\"tableLabel\":\"{marker.data.error}\",\"chartLabel\":\"{marker.data.error}\","
-    "\"display\":[\"marker-chart\",\"marker-table\"],\"data\":["
-    "{\"key\":\"error\",\"label\":\"Error\",\"format\":\"string\",\"searchable\":true},"
-    "{\"key\":\"rawCode\",\"label\":\"Raw error code\",\"format\":\"integer\"},"
-    "{\"key\":\"address\",\"label\":\"Error address\",\"format\":\"string\"}]}]";
-
-static void write_meta(jw *w, const pc_profile *p, uint64_t start,
-                       uint64_t interval)
-{
-    jw_key(w, "meta");
-    jw_obj(w);
-    jw_key(w, "version");
-    jw_int(w, GECKO_VERSION);
-    jw_key(w, "interval");
-    jw_ms(w, interval);
-    jw_key(w, "startTime");
-    jw_ms(w, start);
-    jw_key(w, "processType");
-    jw_int(w, 0);
-    jw_key(w, "product");
-    pc_jw_product(w, p);
-    if (p->meta.sdk_version != PC_NONE || p->meta.app_type != PC_NONE) {
-        jw_key(w, "platform");
-        jw_cstr(w, "Android");
-    }
-    if (p->meta.sdk_version != PC_NONE) {
-        jw_key(w, "oscpu");
-        jw_str_begin(w);
-        jw_str_part(w, "Android SDK ", 12);
-        jw_str_part(w, pc_str(&p->str, p->meta.sdk_version),
-                    pc_str_len(&p->str, p->meta.sdk_version));
-        jw_str_end(w);
-    }
-    pc_jw_misc(w, p);
-    jw_key(w, "debug");
-    jw_int(w, p->meta.app_type != PC_NONE &&
-                  strcmp(pc_str(&p->str, p->meta.app_type), "debuggable") == 0);
-    jw_key(w, "stackwalk");
-    jw_int(w, 1);
-    jw_key(w, "gcpoison");
-    jw_int(w, 0);
-    jw_key(w, "asyncstack");
-    jw_int(w, 1);
-    jw_key(w, "shutdownTime");
-    jw_null(w);
-    jw_key(w, "presymbolicated");
-    jw_bool(w, 1);
-    jw_key(w, "categories");
-    pc_jw_categories(w);
-    jw_key(w, "markerSchema");
-    jw_raw(w, marker_schema);
-    jw_obj_end(w);
 }
 
 static void write_markers(jw *w, const pc_profile *p, const local *l,
@@ -361,17 +295,19 @@ int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
         return pc_fail(err, PC_ENOMEM, "out of memory");
     }
     pc_thread_order(p, order, main_of);
-    if (pc_merge(p, &m) < 0) {
+    uint32_t focus;
+    if (pc_focus_thread(p, main_of, &focus) < 0 || pc_merge(p, &m) < 0) {
         st = pc_fail(err, PC_ENOMEM, "out of memory");
     } else {
         if (local_init(&l, p, &m) < 0) {
             st = pc_fail(err, PC_ENOMEM, "out of memory");
         } else {
-            uint64_t start = pc_start_time(p);
+            uint64_t start = pc_fx_zero(p);
+            pc_fx_meta fm = {1, main_of, focus, NULL, 0, PC_NONE};
             jw w;
             jw_init(&w, s);
             jw_obj(&w);
-            write_meta(&w, p, start, pc_interval_ns(p));
+            pc_jw_fx_meta(&w, p, &fm);
             jw_key(&w, "libs");
             jw_raw(&w, "[]");
             jw_key(&w, "threads");

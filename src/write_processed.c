@@ -23,9 +23,6 @@
 #include "error.h"
 #include "write.h"
 
-#define PROCESSED_VERSION 70
-#define GECKO_VERSION 24
-
 /* What the profile uses of the merged tables, renumbered in order of first
  * use so that the output is deterministic and holds nothing unused. */
 typedef struct used {
@@ -162,24 +159,6 @@ static int time_weighted(const pc_profile *p)
         any = 1;
     }
     return any;
-}
-
-/* The event(s) shown, for the title and the profile's details. */
-static void event_label(const pc_profile *p, char *buf, size_t size)
-{
-    buf[0] = 0;
-    if (!p->event.n)
-        return;
-    if (!p->meta.kept_events_all) {
-        snprintf(buf, size, "%s", pc_str(&p->str, p->event.name[p->meta.kept_event]));
-        return;
-    }
-    const char *sep = p->meta.offcpu_mode == PC_OFFCPU_MIXED ? " + " : ", ";
-    for (size_t e = 0; e < p->event.n; e++) {
-        size_t len = strlen(buf);
-        snprintf(buf + len, size - len, "%s%s", e ? sep : "",
-                 pc_str(&p->str, p->event.name[e]));
-    }
 }
 
 /* ---- Tracks: output threads ---- */
@@ -338,166 +317,6 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_obj_end(w);
 }
 
-static const char marker_schema[] =
-    "[{\"name\":\"OnCPU\",\"tooltipLabel\":\"On-CPU\",\"tableLabel\":\"On-CPU\","
-    "\"chartLabel\":\"On-CPU\",\"display\":[\"marker-chart\",\"marker-table\"],"
-    "\"description\":\"The thread was running on a CPU (context switch records).\","
-    "\"fields\":[]},"
-    "{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\",\"tableLabel\":\"Off-CPU\","
-    "\"chartLabel\":\"Off-CPU\",\"display\":[\"marker-chart\",\"marker-table\","
-    "\"timeline-overview\"],\"description\":\"The thread was switched out by the "
-    "scheduler (context switch records).\",\"fields\":[]},"
-    "{\"name\":\"UnwindError\",\"tooltipLabel\":\"Unwinding stopped: {marker.data.error}\","
-    "\"tableLabel\":\"{marker.data.error}\",\"chartLabel\":\"{marker.data.error}\","
-    "\"display\":[\"marker-chart\",\"marker-table\"],\"description\":\"The sample's "
-    "stack is truncated: unwinding stopped early.\",\"fields\":["
-    "{\"key\":\"error\",\"label\":\"Error\",\"format\":\"string\"},"
-    "{\"key\":\"rawCode\",\"label\":\"Raw error code\",\"format\":\"integer\"},"
-    "{\"key\":\"address\",\"label\":\"Error address\",\"format\":\"string\"}]}]";
-
-static void extra_entry(jw *w, const char *label, const char *format)
-{
-    jw_obj(w);
-    jw_key(w, "label");
-    jw_cstr(w, label);
-    jw_key(w, "format");
-    jw_cstr(w, format);
-    jw_key(w, "value");
-}
-
-static void extra_str(jw *w, const pc_profile *p, const char *label, uint32_t s)
-{
-    if (s == PC_NONE)
-        return;
-    extra_entry(w, label, "string");
-    pc_jw_str_id(w, p, s);
-    jw_obj_end(w);
-}
-
-/* The recording's details for the profile information panel. */
-static void write_extra(jw *w, const pc_profile *p, const char *events)
-{
-    jw_key(w, "extra");
-    jw_arr(w);
-    jw_obj(w);
-    jw_key(w, "label");
-    jw_cstr(w, "Recording");
-    jw_key(w, "entries");
-    jw_arr(w);
-    extra_str(w, p, "Recorded with", p->meta.source);
-    extra_str(w, p, "App", p->meta.app_package);
-    extra_str(w, p, "App type", p->meta.app_type);
-    extra_str(w, p, "Android SDK", p->meta.sdk_version);
-    extra_str(w, p, "Build type", p->meta.build_type);
-    if (events[0]) {
-        extra_entry(w, "Event shown", "string");
-        jw_cstr(w, events);
-        jw_obj_end(w);
-    }
-    extra_entry(w, "Samples shown", "integer");
-    jw_uint(w, p->sample.n);
-    jw_obj_end(w);
-    extra_entry(w, "Samples recorded", "integer");
-    jw_uint(w, p->sample.read);
-    jw_obj_end(w);
-    if (p->meta.has_lost) {
-        extra_entry(w, "Samples lost while recording", "integer");
-        jw_uint(w, p->meta.lost_count);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
-    jw_obj_end(w);
-    jw_arr_end(w);
-}
-
-static void write_meta(jw *w, const pc_profile *p, uint64_t start,
-                       const track *tracks, size_t n_tracks)
-{
-    char events[512];
-    event_label(p, events, sizeof events);
-    jw_key(w, "meta");
-    jw_obj(w);
-    jw_key(w, "version");
-    jw_int(w, GECKO_VERSION);
-    jw_key(w, "preprocessedProfileVersion");
-    jw_int(w, PROCESSED_VERSION);
-    jw_key(w, "interval");
-    jw_ms(w, pc_interval_ns(p));
-    jw_key(w, "startTime");
-    jw_ms(w, start);
-    jw_key(w, "processType");
-    jw_int(w, 0);
-    jw_key(w, "product");
-    jw_str_begin(w);
-    if (p->meta.app_package != PC_NONE)
-        jw_str_part(w, pc_str(&p->str, p->meta.app_package),
-                    pc_str_len(&p->str, p->meta.app_package));
-    else
-        jw_str_part(w, "simpleperf", 10);
-    if (events[0]) {
-        jw_str_part(w, " (", 2);
-        jw_str_part(w, events, strlen(events));
-        jw_str_part(w, ")", 1);
-    }
-    jw_str_end(w);
-    if (p->meta.sdk_version != PC_NONE || p->meta.app_type != PC_NONE) {
-        jw_key(w, "platform");
-        jw_cstr(w, "Android");
-    }
-    if (p->meta.sdk_version != PC_NONE) {
-        jw_key(w, "oscpu");
-        jw_str_begin(w);
-        jw_str_part(w, "Android SDK ", 12);
-        jw_str_part(w, pc_str(&p->str, p->meta.sdk_version),
-                    pc_str_len(&p->str, p->meta.sdk_version));
-        jw_str_end(w);
-    }
-    pc_jw_misc(w, p);
-    jw_key(w, "debug");
-    jw_bool(w, p->meta.app_type != PC_NONE &&
-                   strcmp(pc_str(&p->str, p->meta.app_type), "debuggable") == 0);
-    jw_key(w, "stackwalk");
-    jw_int(w, 1);
-    jw_key(w, "symbolicated");
-    jw_bool(w, 1);
-    if (p->meta.source != PC_NONE) {
-        jw_key(w, "importedFrom");
-        pc_jw_str_id(w, p, p->meta.source);
-    }
-    jw_key(w, "categories");
-    pc_jw_categories(w);
-    jw_key(w, "markerSchema");
-    jw_raw(w, marker_schema);
-    write_extra(w, p, events);
-
-    /* Show the tracks that have samples, and select the busiest; when none
-     * has any, show them all, as the profiler needs a thread to select. */
-    size_t busiest = PC_NONE, with_samples = 0;
-    for (size_t k = 0; k < n_tracks; k++)
-        with_samples += tracks[k].samples > 0;
-    jw_key(w, "initialVisibleThreads");
-    jw_arr(w);
-    for (size_t k = 0; k < n_tracks; k++) {
-        if (with_samples && !tracks[k].samples)
-            continue;
-        jw_uint(w, k);
-        /* Off-CPU halves hold waiting time: prefer where the CPU went. */
-        if (busiest == PC_NONE || (tracks[busiest].off && !tracks[k].off) ||
-            (tracks[k].off == tracks[busiest].off && tracks[k].weight > tracks[busiest].weight))
-            busiest = k;
-    }
-    jw_arr_end(w);
-    if (busiest != PC_NONE) {
-        jw_key(w, "initialSelectedThreads");
-        jw_arr(w);
-        jw_uint(w, busiest);
-        jw_arr_end(w);
-    }
-    jw_key(w, "keepProfileThreadOrder");
-    jw_bool(w, 1);
-    jw_obj_end(w);
-}
-
 static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
                           const used *u, const track *k, uint64_t start,
                           int weighted)
@@ -637,15 +456,6 @@ static int heap_order(const pc_profile *p, uint32_t **order, size_t **first)
     return 0;
 }
 
-static const char *heap_measure_label(const pc_profile *p)
-{
-    switch (p->meta.heap_measure) {
-    case PC_HEAP_ALLOCATED: return "allocated";
-    case PC_HEAP_FREED: return "freed";
-    }
-    return "unreleased";
-}
-
 /* A heap track: the callsites of one dump as native allocations (bytes),
  * which the profiler's call tree, flame graph and track graph show. */
 static void write_native_allocations(jw *w, const pc_profile *p, const pc_merged *m,
@@ -700,6 +510,7 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     uint32_t *mperm = malloc((nm + 1) * sizeof *mperm);
     size_t *mfirst = malloc((nt + 1) * sizeof *mfirst);
     track *tracks = malloc((2 * nt + p->heap.n + 1) * sizeof *tracks);
+    uint8_t *visible = malloc(2 * nt + p->heap.n + 1);
     uint64_t *first = NULL, *last = NULL, *proc_start = malloc((nt + 1) * sizeof *proc_start);
     uint32_t *horder = NULL;
     size_t *hfirst = NULL;
@@ -707,7 +518,7 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     used u = {0};
     int st = PC_OK;
 
-    if (!order || !main_of || !mperm || !mfirst || !tracks || !proc_start ||
+    if (!order || !main_of || !mperm || !mfirst || !tracks || !visible || !proc_start ||
         heap_order(p, &horder, &hfirst) < 0 ||
         pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
         pc_thread_span(p, &first, &last) < 0 || pc_merge(p, &m) < 0 ||
@@ -764,12 +575,33 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
             proc_start[order[k++]] = earliest;
     }
 
-    uint64_t start = pc_start_time(p);
+    /* Show the tracks that have samples (all of them when none has, as
+     * the profiler needs a thread to select), and select the focus
+     * thread's first track. */
+    uint32_t focus;
+    if (pc_focus_thread(p, main_of, &focus) < 0) {
+        st = pc_fail(err, PC_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t with_samples = 0, selected = PC_NONE;
+    for (size_t k = 0; k < n_tracks; k++) {
+        visible[k] = tracks[k].samples > 0;
+        with_samples += visible[k];
+        if (selected == PC_NONE && tracks[k].thread == focus)
+            selected = k;
+    }
+    for (size_t k = 0; k < n_tracks && !with_samples; k++)
+        visible[k] = 1;
+    if (selected == PC_NONE && n_tracks)
+        selected = 0;
+    pc_fx_meta fm = {0, main_of, focus, visible, n_tracks, selected};
+
+    uint64_t start = pc_fx_zero(p);
     int weighted = time_weighted(p);
     jw w;
     jw_init(&w, s);
     jw_obj(&w);
-    write_meta(&w, p, start, tracks, n_tracks);
+    pc_jw_fx_meta(&w, p, &fm);
     jw_key(&w, "libs");
     jw_raw(&w, "[]");
     write_shared(&w, p, &m, &u);
@@ -784,7 +616,7 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
         jw_key(&w, "name");
         jw_str_begin(&w);
         if (tr->heap != PC_NONE) {
-            const char *what = heap_measure_label(p);
+            const char *what = pc_heap_measure_name(p);
             jw_str_part(&w, pc_str(&p->str, tr->heap), pc_str_len(&p->str, tr->heap));
             jw_str_part(&w, " (", 2);
             jw_str_part(&w, what, strlen(what));
@@ -843,6 +675,7 @@ done:
     free(mperm);
     free(mfirst);
     free(tracks);
+    free(visible);
     free(first);
     free(last);
     free(proc_start);

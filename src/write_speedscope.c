@@ -438,7 +438,13 @@ int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err)
     for (size_t k = 1; k < st.n_prof; k++)
         if (st.prof[k].total > st.prof[active].total)
             active = k;
-    uint64_t origin = pc_start_time(p);
+    /* Times count from the recording's start, whatever the filters. */
+    uint64_t origin = p->meta.first_time;
+    uint32_t focus;
+    char title[512];
+    if (pc_focus_thread(p, st.main_of, &focus) < 0)
+        goto oom;
+    pc_title(p, st.main_of, focus, title, sizeof title);
 
     jw w;
     jw_init(&w, s);
@@ -468,7 +474,7 @@ int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err)
         write_prof(&w, &st, &st.prof[k], origin);
     jw_arr_end(&w);
     jw_key(&w, "name");
-    pc_jw_product(&w, p);
+    jw_cstr(&w, title);
     if (st.n_prof) {
         jw_key(&w, "activeProfileIndex");
         jw_uint(&w, active);

@@ -156,12 +156,15 @@ static void frame_key(char *out, size_t size, const char *location, int cat,
 }
 
 /* Reads every thread of a Gecko profile into comparable samples. */
+/* Our times count from the recording's first event, origin_ns on its
+ * clock (the date, startTime, is 0: the clock is the time since boot); the
+ * reference's count from boot. */
 static thread *read_threads(const jv *prof, size_t *n_threads, int is_reference,
-                            size_t *fixed)
+                            size_t *fixed, long long origin_ns)
 {
     const jv *threads = j_get(prof, "threads");
     const jv *start = j_get(j_get(prof, "meta"), "startTime");
-    long long start_ns = start ? ms_text_ns(j_num_text(start)) : 0;
+    long long start_ns = (start ? ms_text_ns(j_num_text(start)) : 0) + origin_ns;
     size_t nt = j_len(threads);
     thread *out = calloc(nt + 1, sizeof *out);
     for (size_t t = 0; t < nt; t++) {
@@ -348,6 +351,7 @@ static void compare_one(const corpus_row *row)
         free(input);
         return;
     }
+    long long origin = (long long)p->meta.first_time;
     pc_profile_free(p);
 
     jv *ref = j_parse(ref_text, ref_len, msg, sizeof msg);
@@ -360,8 +364,8 @@ static void compare_one(const corpus_row *row)
     }
     if (ref && ours) {
         size_t n_ref, n_ours, fixed = 0, unwind_roots = 0;
-        thread *rt = read_threads(ref, &n_ref, 1, &fixed);
-        thread *ot = read_threads(ours, &n_ours, 0, &unwind_roots);
+        thread *rt = read_threads(ref, &n_ref, 1, &fixed, 0);
+        thread *ot = read_threads(ours, &n_ours, 0, &unwind_roots, origin);
         size_t only_ours = 0, only_ref = 0, matched = 0;
         for (size_t i = 0; i < n_ref; i++) {
             const thread *mine = by_tid(ot, n_ours, rt[i].tid);

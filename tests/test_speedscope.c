@@ -316,7 +316,7 @@ TEST(speedscope_fixture)
             T_EQ_INT(j_int(j_get(pr, "endValue")), totals[k]);
         }
         T_EQ_INT(j_int(j_get(doc, "activeProfileIndex")), 0);
-        T_EQ_STR(j_str(j_get(doc, "name")), "com.example");
+        T_EQ_STR(j_str(j_get(doc, "name")), "com.example (simpleperf: cpu-cycles)");
         /* Per thread, the folded writer's stacks and weights. */
         if (j_len(profs) == nth) {
             size_t m;
@@ -385,7 +385,10 @@ TEST(speedscope_fixture_clock)
         const jv *pr = j_at(profs, 0);
         T_EQ_STR(j_str(j_get(pr, "unit")), "nanoseconds");
         T_EQ_INT(total_of(pr), 250000);
-        long long start = (long long)(p->sample.time[0] - pc_start_time(p));
+        /* The recording starts with its first event of any kind, not the
+         * first one --event keeps. */
+        long long start = (long long)(p->sample.time[0] - p->meta.first_time);
+        T_CHECK(p->meta.first_time < pc_start_time(p));
         T_EQ_INT(j_int(j_get(pr, "startValue")), start);
         T_EQ_INT(j_int(j_get(pr, "endValue")), start + 250000);
         char *s = stack_names(doc, j_at(j_get(pr, "samples"), 0));
