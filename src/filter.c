@@ -405,8 +405,8 @@ int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
     if (ranged) {
         if (lo > p->meta.shown_first)
             p->meta.shown_first = lo;
-        if (hi - 1 < p->meta.shown_last)
-            p->meta.shown_last = hi - 1;
+        if (hi < p->meta.shown_last)
+            p->meta.shown_last = hi;
     }
 
     if (ranged && hi <= lo)

@@ -345,3 +345,41 @@ TEST(aggregate_threads)
     }
     dump_free(&d);
 }
+
+/* --time-range counts from the recording's first event, not from the
+ * first one the thread filters leave: a window read off the whole profile
+ * selects the same time whatever else is filtered, and the output keeps
+ * the recording's time frame (RenderThread's sample at 2.2 ms stays at
+ * 2.2 ms). */
+TEST(filter_time_range_ignores_thread_filters)
+{
+    pc_options o;
+    int64_t tid = 1001;
+    pc_options_init(&o);
+    o.remove_gaps = 0;
+    o.tids = (pc_ids){&tid, 1};
+    o.time_start = 2000000;
+    o.time_end = 3000000;
+    pc_profile *p = convert_fixture(&o);
+    if (!p)
+        return;
+    T_EQ_STR(thread_times_us(p, find_thread(p, 1001)), "2200");
+    T_EQ_INT(p->sample.n, 1);
+    pc_write_options w;
+    pc_write_options_init(&w);
+    unsigned char *out = NULL;
+    size_t len = 0;
+    pc_error err;
+    T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_OK);
+    if (out) {
+        /* The timeline spans the window; the one sample is 2.2 ms in. */
+        char *text = malloc(len + 1);
+        memcpy(text, out, len);
+        text[len] = 0;
+        T_CONTAINS(text, "\"profilingStartTime\":2,\"profilingEndTime\":3,");
+        T_CONTAINS(text, "\"timeDeltas\":[2.2]");
+        free(text);
+    }
+    free(out);
+    pc_profile_free(p);
+}
