@@ -252,3 +252,70 @@ TEST(offcpu_option_errors)
     T_CONTAINS(err.message, "--trace-offcpu and --event cannot be used together");
     spe_free(&e);
 }
+
+/* An off-CPU recording of process 10 where the worker (tid 12) runs most,
+ * the main thread (10) runs a little, and tid 11 sleeps for most of the
+ * recording: waiting is no activity.  Times in ms. */
+static void sleepy(spe *e, const char *app)
+{
+    static const char *const events[] = {"cpu-clock", "sched:sched_switch"};
+    static const char *const syms[] = {"main", "work", "wait"};
+    static const struct { int32_t tid; uint32_t ev; unsigned ms; } s[] = {
+        {10, 0, 1}, {10, 1, 2}, {10, 0, 150},
+        {11, 0, 1}, {11, 1, 2}, {11, 0, 190},
+        {12, 0, 1}, {12, 0, 2}, {12, 0, 3}, {12, 0, 4}, {12, 0, 5}};
+    spe_frame run[] = {{0x20, 0, 1, -1}, {0x10, 0, 0, -1}};
+    spe_frame wait[] = {{0x30, 0, 2, -1}, {0x10, 0, 0, -1}};
+    spe_begin(e);
+    spe_meta(e, events, 2, app, NULL, NULL, NULL, 1);
+    for (size_t i = 0; i < sizeof s / sizeof *s; i++)
+        spe_sample(e, FX_T0 + s[i].ms * FX_MS, s[i].tid, s[i].ev ? 1 : 1000000, s[i].ev,
+                   s[i].ev ? wait : run, 2, NULL);
+    spe_file(e, 0, "/system/bin/app_process64", syms, 3);
+    spe_thread(e, 10, 10, "com.example.app");
+    spe_thread(e, 11, 10, "Jit thread pool");
+    spe_thread(e, 12, 10, "worker");
+    spe_end(e);
+}
+
+/* The tid of the thread a processed profile selects first. */
+static long long selected_tid(const pc_profile *p)
+{
+    pc_write_options w;
+    pc_write_options_init(&w);
+    unsigned char *out = NULL;
+    size_t len = 0;
+    pc_error err;
+    char msg[256];
+    long long tid = -1;
+    if (pc_write_memory(p, &w, &out, &len, &err) != PC_OK)
+        return -2;
+    jv *root = j_parse((const char *)out, len, msg, sizeof msg);
+    const jv *sel = j_get(j_get(root, "meta"), "initialSelectedThreads");
+    if (j_len(sel) == 1)
+        tid = j_int(j_get(j_at(j_get(root, "threads"), (size_t)j_int(j_at(sel, 0))), "tid"));
+    j_free(root);
+    free(out);
+    return tid;
+}
+
+/* The thread shown first is the app's main thread when the recording names
+ * the app, else the one that ran most: time off the CPU does not count. */
+TEST(offcpu_selected_thread)
+{
+    static const char *const apps[] = {NULL, "com.example.app"};
+    static const long long want[] = {12, 10};
+    for (size_t k = 0; k < 2; k++) {
+        t_case("offcpu_selected_thread: app %s", apps[k] ? apps[k] : "unknown");
+        spe e;
+        pc_profile *p;
+        pc_error err;
+        sleepy(&e, apps[k]);
+        T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
+        if (p) {
+            T_EQ_INT(selected_tid(p), want[k]);
+            pc_profile_free(p);
+        }
+        spe_free(&e);
+    }
+}

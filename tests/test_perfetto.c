@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "folded_text.h"
+#include "jsonmini.h"
 #include "pf_encode.h"
 #include "processed_valid.h"
 #include "t.h"
@@ -953,6 +954,44 @@ TEST(perfetto_damaged_traces)
         pc_profile_free(p);
     }
     free(copy);
+    pb_buf_free(&b);
+}
+
+/* What the Firefox formats say about a Perfetto profile: a date from the
+ * first clock snapshot with the wall clock (REALTIME), the cpu-clock's
+ * period as the interval, a title naming the process and the input. */
+TEST(perfetto_firefox_meta)
+{
+    pb_buf b = {0};
+    /* BOOTTIME 1.5 s was 2026-11-25 12:00:00 UTC; the first sample comes
+     * 100 ms later (MONOTONIC 600 ms). */
+    uint32_t ids[] = {BOOTTIME, MONOTONIC, 1 /* REALTIME */};
+    uint64_t ts[] = {1500000000, 500000000, 1795608000000000000ull};
+    pfe_clock_snapshot(&b, ids, ts, 3);
+    fx_perf(&b);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        static const int formats[] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO};
+        for (size_t k = 0; k < 2; k++) {
+            pc_write_options w;
+            pc_write_options_init(&w);
+            w.format = formats[k];
+            unsigned char *out = NULL;
+            size_t len = 0;
+            pc_error err;
+            T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_OK);
+            char msg[256];
+            jv *root = out ? j_parse((const char *)out, len, msg, sizeof msg) : NULL;
+            const jv *meta = j_get(root, "meta");
+            T_EQ_STR(j_num_text(j_get(meta, "startTime")), "1795608000100");
+            /* Counter growth per sample: 10, 5, 10, 15 and 25 ms. */
+            T_EQ_STR(j_num_text(j_get(meta, "interval")), "10");
+            T_EQ_STR(j_str(j_get(meta, "product")), "com.example.app (Perfetto: cpu-clock)");
+            j_free(root);
+            free(out);
+        }
+    }
+    pc_profile_free(p);
     pb_buf_free(&b);
 }
 
