@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "error.h"
 #include "model.h"
 #include "read_perfetto.h"
@@ -94,8 +95,98 @@ static int gaps_of(const pc_profile *p, const pc_options *o)
            strcmp(pc_str(&p->str, p->meta.source), "simpleperf") == 0 ? 3 : 0;
 }
 
-int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
-               pc_error *err)
+static const pc_profile *by_samples_p;
+
+/* Busiest first, then by tid. */
+static int by_samples(const void *a, const void *b)
+{
+    const pc_profile *p = by_samples_p;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    size_t nx = p->sample.first[x + 1] - p->sample.first[x];
+    size_t ny = p->sample.first[y + 1] - p->sample.first[y];
+    if (nx != ny)
+        return nx > ny ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* "tid name (pid P, N samples), ..." for the busiest threads of a grouped
+ * profile, in a new string; NULL when out of memory. */
+static char *threads_text(const pc_profile *p)
+{
+    enum { SHOWN = 8, SIZE = 1024 };
+    size_t nt = p->thread.n, k = 0;
+    uint32_t *t = malloc((nt + 1) * sizeof *t);
+    char *buf = malloc(SIZE);
+    if (!t || !buf) {
+        free(t);
+        free(buf);
+        return NULL;
+    }
+    for (size_t i = 0; i < nt; i++)
+        if (p->sample.first[i + 1] > p->sample.first[i])
+            t[k++] = (uint32_t)i;
+    by_samples_p = p;
+    pc_qsort(t, k, sizeof *t, by_samples);
+    by_samples_p = NULL;
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < k && i < SHOWN && used < SIZE; i++) {
+        uint32_t x = t[i];
+        int n = snprintf(buf + used, SIZE - used, "%s%" PRId64 " %.40s (pid %" PRId64 ", %zu)",
+                         i ? ", " : "", p->thread.tid[x], pc_str(&p->str, p->thread.name[x]),
+                         p->thread.pid[x], p->sample.first[x + 1] - p->sample.first[x]);
+        used = n < 0 ? SIZE : used + (size_t)n;
+    }
+    if (k > SHOWN && used < SIZE)
+        snprintf(buf + used, SIZE - used, " and %zu more", k - SHOWN);
+    free(t);
+    return buf;
+}
+
+/* A result with nothing to show is an error that says what the input held
+ * and what would have given samples: an empty profile would only make the
+ * viewers refuse it or draw empty tracks. */
+static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
+                           size_t heap_read, pc_error *err)
+{
+    int has_stack = 0;
+    for (size_t i = 0; i < p->sample.n && !has_stack; i++)
+        has_stack = p->sample.stack[i] != PC_NONE;
+    if (has_stack)
+        return PC_OK;
+    uint64_t alloc = 0, freed = 0, shown = 0;
+    for (size_t i = 0; i < p->heap.n; i++) {
+        shown |= pc_heap_value(p, i);
+        alloc = alloc > UINT64_MAX - p->heap.alloc[i] ? UINT64_MAX : alloc + p->heap.alloc[i];
+        freed = freed > UINT64_MAX - p->heap.freed[i] ? UINT64_MAX : freed + p->heap.freed[i];
+    }
+    if (shown)
+        return PC_OK;
+    const char *name = src_name(in);
+    double span = (double)(p->meta.last_time - p->meta.first_time) / 1e6;
+    if (p->sample.n)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: none of the %zu samples kept "
+                       "has a callstack", name, p->sample.n);
+    if (p->heap.n)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: the heap dumps shown hold no "
+                       "%s bytes (%" PRIu64 " bytes allocated, %" PRIu64 " freed by then); "
+                       "--heap allocated or --heap freed shows what they hold",
+                       name, pc_heap_measure_name(p), alloc, freed);
+    if (p->sample.read)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: the options kept none of the "
+                       "%zu samples of a recording of %.1f ms; threads with samples (tid, "
+                       "name, pid, samples): %s", name, p->sample.read, span,
+                       threads ? threads : "");
+    if (heap_read)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: the options kept none of the "
+                       "%zu heap callsites of a recording of %.1f ms", name, heap_read, span);
+    return pc_fail(err, PC_EINPUT, "%s: nothing to show: the input holds no samples%s%s", name,
+                   p->meta.empty_hint != PC_NONE ? "; " : "",
+                   p->meta.empty_hint != PC_NONE ? pc_str(&p->str, p->meta.empty_hint) : "");
+}
+
+static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error *err,
+                   int refuse_empty)
 {
     pc_options defaults;
     if (!o) {
@@ -117,6 +208,11 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
                "their %zu innermost frames (the deepest has %zu; --max-depth sets the limit)",
                p->depth.cut, p->depth.max, p->depth.max, p->depth.deepest);
     if (st == PC_OK && pc_group_samples(p) < 0)
+        st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    /* What the options could have kept, should they keep nothing. */
+    char *threads = NULL;
+    size_t heap_read = p->heap.n;
+    if (st == PC_OK && p->sample.n && !(threads = threads_text(p)))
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     /* Off-CPU durations and markers need every event, before filters. */
     if (st == PC_OK)
@@ -141,19 +237,26 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
         st = pc_select_heap(p, o, err);
     if (st == PC_OK)
         st = pc_remove_gaps(p, gaps_of(p, o), o, err);
-    if (st == PC_OK && p->sample.n == 0 && p->heap.n)
-        ; /* a heap profile */
-    else if (st == PC_OK && p->sample.n == 0 && p->sample.read)
-        pc_log(o, PC_LOG_WARN, "no samples are left: the options left out all %zu",
-               p->sample.read);
-    else if (st == PC_OK && p->sample.n == 0)
-        pc_log(o, PC_LOG_WARN, "the recording holds no samples");
+    if (st == PC_OK && refuse_empty)
+        st = nothing_to_show(p, in, threads, heap_read, err);
+    free(threads);
     if (st != PC_OK) {
         pc_profile_free(p);
         return st;
     }
     *out = p;
     return PC_OK;
+}
+
+int pc_convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error *err)
+{
+    return convert(in, o, out, err, 1);
+}
+
+int pc_convert_unchecked(pc_input *in, const pc_options *o, pc_profile **out,
+                         pc_error *err)
+{
+    return convert(in, o, out, err, 0);
 }
 
 void pc_profile_summary(const pc_profile *p, pc_summary *s)

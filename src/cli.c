@@ -731,14 +731,6 @@ int main(int argc, char **argv)
         st = pc_convert(in, &opt, &prof, &err);
     pc_input_close(in);
     clear_progress();
-    if (st == PC_OK && wopt.format == PC_FORMAT_GECKO && !quiet) {
-        pc_summary sum;
-        pc_profile_summary(prof, &sum);
-        if (sum.heap_rows)
-            fprintf(stderr, "profconv: %s: warning: the heap profile (%zu callsites) is "
-                    "left out: the Gecko format cannot hold it; use --to firefox\n",
-                    input_name, sum.heap_rows);
-    }
     size_t n_split = 0;
     wopt.log = log_line;
     if (st == PC_OK && split) {
@@ -774,7 +766,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "profconv: wrote %s: %zu threads, %zu of %zu samples",
                     strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads,
                     sum.samples, sum.samples_read);
-        if (sum.heap_rows && wopt.format != PC_FORMAT_GECKO)
+        if (sum.heap_rows)
             fprintf(stderr, ", %zu heap callsites", sum.heap_rows);
         fputc('\n', stderr);
     }

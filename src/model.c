@@ -52,7 +52,7 @@ pc_profile *pc_profile_new(void)
     if (!p)
         return NULL;
     p->meta.source = p->meta.app_package = p->meta.app_type = PC_NONE;
-    p->meta.sdk_version = p->meta.build_type = PC_NONE;
+    p->meta.sdk_version = p->meta.build_type = p->meta.empty_hint = PC_NONE;
     p->meta.kept_events_all = 1;
     pc_stree_init(&p->stack);
     return p;

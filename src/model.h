@@ -206,6 +206,10 @@ struct pc_profile {
         int has_wall;
         uint64_t wall_ns, wall_at;
         uint32_t source;      /* e.g. "simpleperf" */
+        /* What the input holds besides the samples and heap dumps it
+         * gave, and where those come from: for the message of a
+         * conversion with nothing to show (PC_NONE: nothing to say). */
+        uint32_t empty_hint;
         uint32_t app_package, app_type, sdk_version, build_type;
         int has_lost;
         uint64_t lost_sample_count, lost_count;

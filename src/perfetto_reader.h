@@ -73,7 +73,8 @@ typedef struct pf_stats {
     uint64_t unresolved_callstacks, no_timestamp, clock_failures;
     uint64_t unwind_errors, needs_state, chrome_no_thread, chrome_bad;
     uint64_t heap_gaps, heap_unresolved, heap_empty, heap_no_clock, heap_flags;
-    uint64_t streaming_allocs, streaming_frees, other_kinds;
+    uint64_t streaming_allocs, streaming_frees;
+    uint64_t stack_samples, track_events, heap_graphs;
     uint64_t packets;
 } pf_stats;
 

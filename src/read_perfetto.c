@@ -43,6 +43,7 @@ enum {
     TP_STREAMING_FREE = 75,
     TP_ZSTD_COMPRESSED = 133,
     TP_STACK_SAMPLE = 135,
+    TP_HEAP_GRAPH = 56,
 };
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
@@ -1880,6 +1881,7 @@ static int packet_field_type(uint32_t n)
     case TP_TRACK_DESCRIPTOR: case TP_MODULE_SYMBOLS: case TP_DEOBFUSCATION:
     case TP_PERF_SAMPLE: case TP_STREAMING_ALLOC: case TP_STREAMING_FREE:
     case TP_ZSTD_COMPRESSED: case TP_STACK_SAMPLE: case TP_TRACK_EVENT:
+    case TP_HEAP_GRAPH:
         return L;
     }
     return -1;
@@ -1976,10 +1978,9 @@ static int on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t off
         return on_compressed(r, &payload, pb_offset(&pr, payload.at), 1);
     case TP_STREAMING_ALLOC: r->st.streaming_allocs++; return PC_OK;
     case TP_STREAMING_FREE: r->st.streaming_frees++; return PC_OK;
-    case TP_STACK_SAMPLE:
-    case TP_TRACK_EVENT:
-        r->st.other_kinds++;
-        return PC_OK;
+    case TP_STACK_SAMPLE: r->st.stack_samples++; return PC_OK;
+    case TP_TRACK_EVENT: r->st.track_events++; return PC_OK;
+    case TP_HEAP_GRAPH: r->st.heap_graphs++; return PC_OK;
     }
     return PC_OK;
 }
@@ -2133,6 +2134,46 @@ static void reader_free(pf_reader *r)
     pf_names_free(r);
 }
 
+/* What the trace holds that gave no samples, for the message of a
+ * conversion with nothing to show (meta.empty_hint). */
+static void describe_rest(pf_reader *r)
+{
+    const pf_stats *st = &r->st;
+    const struct {
+        uint64_t n;
+        const char *what;
+    } kinds[] = {
+        {st->heap_graphs, "Java heap graph packets (android.java_hprof)"},
+        {st->stack_samples, "StackSample packets"},
+        {st->track_events, "TrackEvent packets (slices)"},
+        {st->skipped_samples, "perf samples without a callstack (skipped by traced_perf)"},
+        {st->unresolved_callstacks, "samples whose callstack the trace does not define"},
+        {st->heap_empty, "heap samples with an empty callstack"},
+        {st->streaming_allocs + st->streaming_frees,
+         "streaming allocation and free packets (no callstacks)"},
+        {st->chrome_no_thread + st->chrome_bad, "Chrome samples without a thread or time"},
+        {st->clock_failures + st->heap_no_clock, "samples or heap dumps on an unrelated clock"},
+    };
+    char buf[768];
+    size_t used = (size_t)snprintf(buf, sizeof buf, "the trace (%" PRIu64 " packets) holds ",
+                                   st->packets);
+    int any = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds && used < sizeof buf; k++)
+        if (kinds[k].n) {
+            used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%" PRIu64 " %s",
+                                     any ? ", " : "", kinds[k].n, kinds[k].what);
+            any = 1;
+        }
+    if (!any && used < sizeof buf)
+        snprintf(buf + used, sizeof buf - used, "no profiling data");
+    used = strlen(buf);
+    if (used < sizeof buf)
+        snprintf(buf + used, sizeof buf - used, "; CPU samples with callstacks come from the "
+                 "linux.perf data source (or Chrome's sampler), heap profiles from "
+                 "android.heapprofd");
+    r->p->meta.empty_hint = pc_intern_cstr(r->p, buf);
+}
+
 static void report(pf_reader *r)
 {
     const pf_stats *st = &r->st;
@@ -2196,9 +2237,10 @@ static void report(pf_reader *r)
         pc_log(o, PC_LOG_INFO, "%" PRIu64 " streaming allocation and %" PRIu64 " free "
                "packets carry no callstacks and were not converted",
                st->streaming_allocs, st->streaming_frees);
-    if (st->other_kinds)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " StackSample and TrackEvent packets are not "
-               "converted", st->other_kinds);
+    if (st->stack_samples || st->heap_graphs)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " StackSample and %" PRIu64 " Java heap graph "
+               "packets are not converted", st->stack_samples, st->heap_graphs);
+    describe_rest(r);
 }
 
 int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)

@@ -955,6 +955,17 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples (%.1f%%) were lost "
                "while recording", n, total, 100.0 * (double)n / (double)total);
     }
+    /* report-sample's own gap removal is the usual reason a file holds
+     * threads but no samples. */
+    if (st == PC_OK && !p->sample.n) {
+        char hint[320];
+        snprintf(hint, sizeof hint, "it has %zu records, %zu of them about threads%s; simpleperf "
+                 "report-sample leaves out samples whose callchains are incomplete unless "
+                 "run with --remove-gaps 0, and those its filters reject", r.n_records,
+                 p->thread.n, b.unknown_kinds ? ", and records of kinds this version "
+                 "does not know" : "");
+        p->meta.empty_hint = pc_intern_cstr(p, hint);
+    }
     free_build(&b);
     sp_close(&r);
     return st;

@@ -234,7 +234,7 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
                 n_cpu = (size_t)p->sample.cpu[i] + 1;
         }
     if (!known)
-        return pc_fail(err, PC_EUSAGE, "--percpu: this input carries no CPU numbers "
+        return pc_fail(err, PC_EINPUT, "--percpu: this input carries no CPU numbers "
                        "(simpleperf report-sample files and Chrome samples have none)");
     if (known < p->sample.n)
         pc_log(o, PC_LOG_WARN, "--percpu: %zu samples without a CPU number stay on "

@@ -306,6 +306,7 @@ TEST(percpu_refused)
     pc_error err;
     pc_options_init(&o);
     o.percpu = 1;
-    T_EQ_INT(convert_fixture_status(&o, &err), PC_EUSAGE);
+    /* About the input, not the usage: exit 2. */
+    T_EQ_INT(convert_fixture_status(&o, &err), PC_EINPUT);
     T_CONTAINS(err.message, "--percpu: this input carries no CPU numbers");
 }

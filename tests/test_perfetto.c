@@ -936,7 +936,9 @@ TEST(perfetto_damaged_traces)
             ok++;
         } else {
             failed++;
-            if (st != PC_EINPUT || !strstr(err.message, "fixture: offset "))
+            /* A prefix without a sample is refused as holding nothing. */
+            if (st != PC_EINPUT || (!strstr(err.message, "fixture: offset ") &&
+                                    !strstr(err.message, "fixture: nothing to show: ")))
                 t_fail(__FILE__, __LINE__, "prefix %zu: status %d: %s", n, st, err.message);
         }
         pc_profile_free(p);
@@ -1071,6 +1073,49 @@ TEST(perfetto_outputs)
         free(json);
     }
     pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
+/* Formats that cannot carry what the profile holds refuse it; a trace
+ * with nothing to show is refused with what it holds and where samples
+ * come from. */
+TEST(perfetto_refusals)
+{
+    pb_buf b = {0};
+    fx_heap(&b);
+    pc_profile *p = convert_buf(&b, NULL);
+    if (p) {
+        pc_write_options w;
+        pc_write_options_init(&w);
+        w.format = PC_FORMAT_GECKO;
+        unsigned char *out = NULL;
+        size_t len = 0;
+        pc_error err;
+        T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_EUSAGE);
+        T_CONTAINS(err.message, "the Gecko format has no place for heap profiles (this one "
+                                "has 3 heap callsites)");
+        T_CHECK(!out);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+
+    /* A Java heap graph, a StackSample and a TrackEvent: none gives a
+     * sample yet. */
+    static const uint32_t fields[] = {56, 135, 11};
+    for (size_t k = 0; k < 3; k++) {
+        size_t pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_TIMESTAMP, 1000 + k);
+        size_t m = pb_begin(&b, fields[k]);
+        pb_uint(&b, 1, 7);
+        pb_end(&b, m);
+        pb_end(&b, pk);
+    }
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, NULL, &p, &err), PC_EINPUT);
+    T_CONTAINS(err.message, "fixture: nothing to show: the input holds no samples; the trace "
+                            "(3 packets) holds 1 Java heap graph packets (android.java_hprof), "
+                            "1 StackSample packets, 1 TrackEvent packets (slices); CPU samples "
+                            "with callstacks come from the linux.perf data source");
     pb_buf_free(&b);
 }
 

@@ -690,7 +690,8 @@ TEST(perfscript_damage)
             int st = convert_bytes(buf, len, NULL, &p, &err);
             if (st != PC_OK && st != PC_EINPUT)
                 t_fail(__FILE__, __LINE__, "byte %zu = %d: status %d", i, repl[r], st);
-            if (st == PC_EINPUT) {
+            /* Damage at the right place can leave no sample at all. */
+            if (st == PC_EINPUT && !strstr(err.message, ": nothing to show: ")) {
                 const char *off = strstr(err.message, "offset ");
                 T_CHECK(off && strtoull(off + 7, NULL, 10) <= len);
             }

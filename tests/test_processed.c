@@ -250,6 +250,13 @@ static void formats_agree(const corpus_row *row)
 {
     pc_options o;
     pc_options_init(&o);
+    /* report-sample files without samples have nothing to show. */
+    if (atoll(row->col[M_SAMPLES]) == 0) {
+        pc_error err;
+        T_EQ_INT(convert_input_status(corpus_base(row), &o, &err), PC_EINPUT);
+        T_CONTAINS(err.message, ": nothing to show: the input holds no samples");
+        return;
+    }
     pc_profile *p = convert_input(corpus_base(row), &o);
     if (!p)
         return;

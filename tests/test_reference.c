@@ -414,10 +414,17 @@ TEST(reference_gecko_profiles)
 }
 
 /* Every corpus input converts, with default options and with every sample
- * kept, into a valid Gecko profile holding the samples the model holds. */
+ * kept, into a valid Gecko profile holding the samples the model holds;
+ * those without samples are refused as having nothing to show. */
 static void converts(const corpus_row *row)
 {
     size_t len;
+    if (atoll(row->col[M_SAMPLES]) == 0) {
+        pc_error err;
+        T_EQ_INT(convert_input_status(corpus_base(row), NULL, &err), PC_EINPUT);
+        T_CONTAINS(err.message, ": nothing to show: the input holds no samples");
+        return;
+    }
     unsigned char *data = corpus_read(row->col[M_FILE], &len);
     for (int gaps = 0; gaps <= 3 && data; gaps += 3) {
         pc_options o;

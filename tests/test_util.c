@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "convert.h"
 #include "corpus.h"
 #include "fixtures.h"
 #include "t.h"
@@ -27,6 +28,19 @@ int convert_bytes(const void *data, size_t len, const pc_options *o,
     int st = pc_input_open_memory(&in, data, len, "fixture", err);
     if (st == PC_OK) {
         st = pc_convert(in, o, out, err);
+        pc_input_close(in);
+    }
+    return st;
+}
+
+int convert_bytes_unchecked(const void *data, size_t len, const pc_options *o,
+                            pc_profile **out, pc_error *err)
+{
+    pc_input *in;
+    *out = NULL;
+    int st = pc_input_open_memory(&in, data, len, "fixture", err);
+    if (st == PC_OK) {
+        st = pc_convert_unchecked(in, o, out, err);
         pc_input_close(in);
     }
     return st;
@@ -67,6 +81,23 @@ pc_profile *convert_input(const char *base, const pc_options *o)
         t_fail(__FILE__, __LINE__, "%s: %s", base, data ? err.message : "unreadable");
     free(data);
     return p;
+}
+
+int convert_input_status(const char *base, const pc_options *o, pc_error *err)
+{
+    char rel[256];
+    size_t len;
+    pc_profile *p = NULL;
+    snprintf(rel, sizeof rel, "inputs/%s", base);
+    unsigned char *data = corpus_read(rel, &len);
+    if (!data) {
+        t_fail(__FILE__, __LINE__, "%s: unreadable", base);
+        return -1;
+    }
+    int st = convert_bytes(data, len, o, &p, err);
+    pc_profile_free(p);
+    free(data);
+    return st;
 }
 
 uint32_t find_thread(const pc_profile *p, int64_t tid)

@@ -18,9 +18,16 @@ int convert_fixture_status(const pc_options *o, pc_error *err);
 int convert_bytes(const void *data, size_t len, const pc_options *o,
                   pc_profile **out, pc_error *err);
 
+/* The same without refusing a result that has nothing to show: for tests
+ * of what a reader decodes. */
+int convert_bytes_unchecked(const void *data, size_t len, const pc_options *o,
+                            pc_profile **out, pc_error *err);
+
 /* Converts the corpus input inputs/<base> with o; records a failure and
  * returns NULL if it cannot be read or converted. */
 pc_profile *convert_input(const char *base, const pc_options *o);
+/* Converts inputs/<base> and returns the status, discarding the profile. */
+int convert_input_status(const char *base, const pc_options *o, pc_error *err);
 
 uint32_t find_thread(const pc_profile *p, int64_t tid);
 size_t thread_samples(const pc_profile *p, uint32_t t);
