@@ -218,7 +218,7 @@ typedef struct pc_summary {
     size_t samples_read;   /* samples in the input */
     size_t stacks;         /* distinct stacks */
     size_t frames;         /* distinct frames */
-    size_t heap_rows;      /* heap profile callsites shown (Firefox only) */
+    size_t heap_rows;      /* heap profile callsites of the dumps shown */
 } pc_summary;
 
 void pc_profile_summary(const pc_profile *p, pc_summary *s);

@@ -156,6 +156,8 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
         return PC_OK;
     uint64_t alloc = 0, freed = 0, shown = 0;
     for (size_t i = 0; i < p->heap.n; i++) {
+        if (!pc_heap_shown(p, i))
+            continue;
         shown |= pc_heap_value(p, i);
         alloc = alloc > UINT64_MAX - p->heap.alloc[i] ? UINT64_MAX : alloc + p->heap.alloc[i];
         freed = freed > UINT64_MAX - p->heap.freed[i] ? UINT64_MAX : freed + p->heap.freed[i];
@@ -267,7 +269,8 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
     s->samples_read = p->sample.read;
     s->stacks = p->stack.n;
     s->frames = p->frame.n;
-    s->heap_rows = p->heap.n;
+    for (size_t i = 0; i < p->heap.n; i++)
+        s->heap_rows += pc_heap_shown(p, i);
 }
 
 static int cmp_i64(const void *a, const void *b)

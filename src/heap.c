@@ -1,8 +1,10 @@
-/* Heap profile dumps: which one of each process and heap to show.
+/* Heap profile dumps: which of each process and heap to show.
  *
  * heapprofd's values are cumulative since profiling began, so one dump
- * is the whole story up to its time; showing several at once would count
- * the same bytes again. */
+ * is the whole story up to its time: the dump shown (the last, or the one
+ * --heap-dump names) is what formats with one value per callsite write.
+ * The dumps before it stay, for the Firefox Profiler's timeline, which
+ * shows how the heap got there (write_processed.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +42,13 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     if (!n)
         return PC_OK;
     uint32_t *order = malloc(n * sizeof *order);
-    uint8_t *chosen = calloc(p->heap.n_dumps + 1, 1);
+    uint8_t *kept = calloc(p->heap.n_dumps + 1, 1);
+    uint8_t *shown = calloc(p->heap.n_dumps + 1, 1);
     uint8_t *keep = malloc(n);
-    if (!order || !chosen || !keep) {
+    if (!order || !kept || !shown || !keep) {
         free(order);
-        free(chosen);
+        free(kept);
+        free(shown);
         free(keep);
         return pc_fail(err, PC_ENOMEM, "out of memory");
     }
@@ -67,11 +71,12 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
                 if (!want || dumps <= want) {
                     pick = d;
                     pick_time = p->heap.time[order[j]];
+                    kept[d] = 1;
                 }
             }
             j++;
         }
-        chosen[pick] = 1;
+        shown[pick] = 1;
         if (want > dumps)
             pc_log(o, PC_LOG_WARN, "--heap-dump %zu: process %" PRId64 " has %zu dump(s) "
                    "of heap %s; showing its last", want, p->thread.pid[t], dumps,
@@ -83,10 +88,12 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
         i = j;
     }
     for (size_t i = 0; i < n; i++)
-        keep[i] = chosen[p->heap.dump[i]];
+        keep[i] = kept[p->heap.dump[i]];
     pc_keep_heap(p, keep);
+    free(p->heap.shown_dump);
+    p->heap.shown_dump = shown;
     free(order);
-    free(chosen);
+    free(kept);
     free(keep);
     return PC_OK;
 }

@@ -95,6 +95,7 @@ void pc_profile_free(pc_profile *p)
     free(p->heap.freed);
     free(p->heap.alloc_count);
     free(p->heap.free_count);
+    free(p->heap.shown_dump);
     free(p->sample.first);
     free(p->sw.thread);
     free(p->sw.time);

@@ -179,6 +179,9 @@ struct pc_profile {
         uint64_t *alloc, *freed, *alloc_count, *free_count;
         size_t n, cap;
         size_t n_dumps;
+        /* Per dump: 1 for the dump shown of its process and heap, once
+         * pc_select_heap has chosen it (NULL before: every dump). */
+        uint8_t *shown_dump;
     } heap;
 
     /* Event types, in recording order: the name, and what the weights of
@@ -373,6 +376,13 @@ static inline int pc_sample_offcpu(const pc_profile *p, size_t i)
 {
     uint32_t s = p->sample.stack[i];
     return s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU;
+}
+
+/* Whether heap row i belongs to the dump shown of its process and heap:
+ * what formats with one value per callsite write. */
+static inline int pc_heap_shown(const pc_profile *p, size_t i)
+{
+    return !p->heap.shown_dump || p->heap.shown_dump[p->heap.dump[i]];
 }
 
 /* a + b, held at INT64_MAX or INT64_MIN instead of overflowing: sums of

@@ -255,6 +255,8 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
                 goto oom;
     } else {
         for (size_t i = 0; i < p->heap.n; i++) {
+            if (!pc_heap_shown(p, i))
+                continue;
             several_heaps |= p->heap.heap[i] != p->heap.heap[0];
             uint64_t v = o->folded_counts ? pc_heap_count(p, i) : pc_heap_value(p, i);
             if (fold_add(&f, p->heap.thread[i], FSTACK(p->heap.stack[i]), p->heap.heap[i],

@@ -260,12 +260,15 @@ void pc_jw_fx_meta(jw *w, const pc_profile *p, const pc_fx_meta *m)
     jw_ms(w, interval);
     jw_key(w, "startTime");
     start_time(w, p);
-    /* The span shown: the recording, or what --time-range kept of it. */
+    /* The span shown: the recording, or what --time-range kept of it,
+     * with room for its last sample, which lasts an interval (the
+     * profiler leaves out what starts at the range's end). */
     uint64_t first = p->meta.shown_first, last = p->meta.shown_last;
     if (first < zero)
         first = zero;
-    if (last < first + interval)
-        last = first + interval;
+    if (last < first)
+        last = first;
+    last = last > UINT64_MAX - interval ? UINT64_MAX : last + interval;
     jw_key(w, "profilingStartTime");
     jw_ms(w, first - zero);
     jw_key(w, "profilingEndTime");

@@ -299,7 +299,7 @@ int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
     /* Samples. */
     if (heap) {
         for (size_t i = 0; i < p->heap.n; i++) {
-            if (!in_process(p, p->heap.thread[i], pid))
+            if (!in_process(p, p->heap.thread[i], pid) || !pc_heap_shown(p, i))
                 continue;
             heap_values(p, i, values);
             int any = 0;
@@ -403,7 +403,7 @@ int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
             last = p->sample.time[i];
     }
     for (size_t i = 0; i < p->heap.n; i++) {
-        if (!in_process(p, p->heap.thread[i], pid))
+        if (!in_process(p, p->heap.thread[i], pid) || !pc_heap_shown(p, i))
             continue;
         if (p->heap.time[i] < first)
             first = p->heap.time[i];

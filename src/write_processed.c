@@ -423,83 +423,235 @@ static void write_markers(jw *w, const pc_profile *p, const used *u,
 
 /* ---- Heap tracks ---- */
 
+/* A heap track shows how one heap of a process got to the dump shown:
+ * at each dump, a sample per callsite weighing what its measure
+ * (unreleased, allocated or freed bytes) changed by since the dump
+ * before.  Over the whole timeline the weights add up to the dump shown,
+ * as in the other formats; a selection between two dumps shows what grew
+ * (or shrank) in between.  A memory counter track draws the heap's
+ * unreleased bytes over time. */
+typedef struct heap_series {
+    uint32_t *order;   /* rows by thread, heap, time and dump */
+    size_t *first;     /* thread t's rows: order[first[t]..first[t+1]) */
+    int64_t *delta;    /* by row: change of the measure since the callsite's
+                          previous dump (unreleased bytes can shrink) */
+    int64_t *unreleased; /* by row: the same for unreleased bytes */
+    uint64_t *ops;     /* by row: allocations and frees since then */
+} heap_series;
+
 static const pc_profile *heap_sort_p;
 
-static int cmp_heap_row(const void *a, const void *b)
+static int cmp_heap_key(const pc_profile *p, uint32_t x, uint32_t y)
 {
-    const pc_profile *p = heap_sort_p;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     if (p->heap.thread[x] != p->heap.thread[y])
         return p->heap.thread[x] < p->heap.thread[y] ? -1 : 1;
     if (p->heap.heap[x] != p->heap.heap[y])
         return p->heap.heap[x] < p->heap.heap[y] ? -1 : 1;
-    return (x > y) - (x < y);
-}
-
-/* Heap rows ordered by thread and heap, with each thread's range. */
-static int heap_order(const pc_profile *p, uint32_t **order, size_t **first)
-{
-    size_t n = p->heap.n, nt = p->thread.n;
-    *order = malloc((n + 1) * sizeof **order);
-    *first = calloc(nt + 2, sizeof **first);
-    if (!*order || !*first)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        (*order)[i] = (uint32_t)i;
-    heap_sort_p = p;
-    pc_qsort(*order, n, sizeof **order, cmp_heap_row);
-    heap_sort_p = NULL;
-    for (size_t i = 0; i < n; i++)
-        (*first)[p->heap.thread[i] + 1]++;
-    for (size_t t = 0; t < nt; t++)
-        (*first)[t + 1] += (*first)[t];
     return 0;
 }
 
-/* A heap track: the callsites of one dump as native allocations (bytes),
- * which the profiler's call tree, flame graph and track graph show. */
-static void write_native_allocations(jw *w, const pc_profile *p, const pc_merged *m,
-                                     const used *u, const track *k,
-                                     const uint32_t *horder, uint64_t start)
+/* By thread, heap, time, dump, then row. */
+static int cmp_heap_time(const void *a, const void *b)
 {
+    const pc_profile *p = heap_sort_p;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = cmp_heap_key(p, x, y);
+    if (c)
+        return c;
+    if (p->heap.time[x] != p->heap.time[y])
+        return p->heap.time[x] < p->heap.time[y] ? -1 : 1;
+    if (p->heap.dump[x] != p->heap.dump[y])
+        return p->heap.dump[x] < p->heap.dump[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* By thread, heap, callsite, then as above: each callsite's dumps in a
+ * run, to take differences. */
+static int cmp_heap_site(const void *a, const void *b)
+{
+    const pc_profile *p = heap_sort_p;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = cmp_heap_key(p, x, y);
+    if (c)
+        return c;
+    if (p->heap.stack[x] != p->heap.stack[y])
+        return p->heap.stack[x] < p->heap.stack[y] ? -1 : 1;
+    return cmp_heap_time(a, b);
+}
+
+static void heap_series_free(heap_series *h)
+{
+    free(h->order);
+    free(h->first);
+    free(h->delta);
+    free(h->unreleased);
+    free(h->ops);
+}
+
+/* A cumulative counter's growth from prev to cur; one that went back was
+ * counting afresh. */
+static uint64_t growth(uint64_t prev, uint64_t cur)
+{
+    return cur >= prev ? cur - prev : cur;
+}
+
+static int64_t clamp64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int heap_series_init(const pc_profile *p, heap_series *h)
+{
+    size_t n = p->heap.n, nt = p->thread.n;
+    memset(h, 0, sizeof *h);
+    h->order = malloc((n + 1) * sizeof *h->order);
+    h->first = calloc(nt + 2, sizeof *h->first);
+    h->delta = malloc((n + 1) * sizeof *h->delta);
+    h->unreleased = malloc((n + 1) * sizeof *h->unreleased);
+    h->ops = malloc((n + 1) * sizeof *h->ops);
+    if (!h->order || !h->first || !h->delta || !h->unreleased || !h->ops)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        h->order[i] = (uint32_t)i;
+    heap_sort_p = p;
+    pc_qsort(h->order, n, sizeof *h->order, cmp_heap_site);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = h->order[k], prev = k ? h->order[k - 1] : PC_NONE;
+        int same = prev != PC_NONE && !cmp_heap_key(p, i, prev) &&
+                   p->heap.stack[i] == p->heap.stack[prev];
+        uint64_t da = growth(same ? p->heap.alloc[prev] : 0, p->heap.alloc[i]);
+        uint64_t df = growth(same ? p->heap.freed[prev] : 0, p->heap.freed[i]);
+        uint64_t dac = growth(same ? p->heap.alloc_count[prev] : 0, p->heap.alloc_count[i]);
+        uint64_t dfc = growth(same ? p->heap.free_count[prev] : 0, p->heap.free_count[i]);
+        h->unreleased[i] = pc_sat_add(clamp64(da), -clamp64(df));
+        h->delta[i] = p->meta.heap_measure == PC_HEAP_ALLOCATED ? clamp64(da)
+                      : p->meta.heap_measure == PC_HEAP_FREED   ? clamp64(df)
+                                                                : h->unreleased[i];
+        h->ops[i] = dac > UINT64_MAX - dfc ? UINT64_MAX : dac + dfc;
+    }
+    pc_qsort(h->order, n, sizeof *h->order, cmp_heap_time);
+    heap_sort_p = NULL;
+    for (size_t i = 0; i < n; i++)
+        h->first[p->heap.thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        h->first[t + 1] += h->first[t];
+    return 0;
+}
+
+/* The track's samples: per dump, the callsites whose measure changed. */
+static void write_heap_samples(jw *w, const pc_profile *p, const pc_merged *m, const used *u,
+                               const track *k, const heap_series *h, uint64_t start)
+{
+    const uint32_t *rows = h->order + k->h0;
     jw_key(w, "samples");
-    jw_raw(w, "{\"stack\":[],\"timeDeltas\":[],\"weight\":null,"
-              "\"weightType\":\"samples\",\"length\":0}");
-    jw_key(w, "markers");
-    jw_raw(w, "{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
-              "\"phase\":[],\"category\":[],\"length\":0}");
-    jw_key(w, "nativeAllocations");
     jw_obj(w);
-    size_t n = 0;
-    jw_key(w, "time");
+    jw_key(w, "stack");
     jw_arr(w);
-    for (size_t j = k->h0; j < k->h0 + k->hn; j++)
-        if (pc_heap_value(p, horder[j])) {
-            jw_ms(w, p->heap.time[horder[j]] - start);
-            n++;
+    for (size_t j = 0; j < k->hn; j++)
+        if (h->delta[rows[j]]) {
+            uint32_t st = p->heap.stack[rows[j]];
+            write_index_or_null(w, st == PC_NONE ? PC_NONE : u->stack_idx[m->gs_of_stack[st]]);
+        }
+    jw_arr_end(w);
+    jw_key(w, "timeDeltas");
+    jw_arr(w);
+    uint64_t prev = start;
+    for (size_t j = 0; j < k->hn; j++)
+        if (h->delta[rows[j]]) {
+            jw_ms(w, p->heap.time[rows[j]] - prev);
+            prev = p->heap.time[rows[j]];
         }
     jw_arr_end(w);
     jw_key(w, "weight");
     jw_arr(w);
-    for (size_t j = k->h0; j < k->h0 + k->hn; j++)
-        if (pc_heap_value(p, horder[j]))
-            jw_uint(w, pc_heap_value(p, horder[j]));
+    for (size_t j = 0; j < k->hn; j++)
+        if (h->delta[rows[j]])
+            jw_int(w, h->delta[rows[j]]);
     jw_arr_end(w);
     jw_key(w, "weightType");
     jw_cstr(w, "bytes");
-    jw_key(w, "stack");
+    jw_key(w, "length");
+    jw_uint(w, k->samples);
+    jw_obj_end(w);
+    jw_key(w, "markers");
+    jw_raw(w, "{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
+              "\"phase\":[],\"category\":[],\"length\":0}");
+}
+
+/* A memory counter per heap track: the unreleased bytes at each dump, as
+ * changes from the recording's start (the profiler draws their running
+ * sum), and the allocations and frees in between. */
+static void write_counters(jw *w, const pc_profile *p, const track *tracks, size_t n_tracks,
+                           const heap_series *h, uint64_t start)
+{
+    jw_key(w, "counters");
     jw_arr(w);
-    for (size_t j = k->h0; j < k->h0 + k->hn; j++) {
-        uint32_t i = horder[j];
-        if (pc_heap_value(p, i))
-            write_index_or_null(w, p->heap.stack[i] == PC_NONE
-                                       ? PC_NONE
-                                       : u->stack_idx[m->gs_of_stack[p->heap.stack[i]]]);
+    for (size_t k = 0; k < n_tracks; k++) {
+        const track *tr = &tracks[k];
+        if (tr->heap == PC_NONE)
+            continue;
+        const uint32_t *rows = h->order + tr->h0;
+        char pid[24];
+        snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[tr->thread]);
+        jw_obj(w);
+        jw_key(w, "name");
+        pc_jw_str_id(w, p, tr->heap);
+        jw_key(w, "category");
+        jw_cstr(w, "Memory");
+        jw_key(w, "description");
+        jw_cstr(w, "Bytes allocated and not freed yet, at each heap dump");
+        jw_key(w, "pid");
+        jw_cstr(w, pid);
+        jw_key(w, "mainThreadIndex");
+        jw_uint(w, k);
+        /* From zero at the recording's start, then one sample per dump. */
+        jw_key(w, "samples");
+        jw_obj(w);
+        jw_key(w, "time");
+        jw_arr(w);
+        jw_ms(w, 0);
+        size_t n = 1;
+        for (size_t j = 0; j < tr->hn; j++)
+            if (j + 1 == tr->hn || p->heap.dump[rows[j + 1]] != p->heap.dump[rows[j]]) {
+                jw_ms(w, p->heap.time[rows[j]] - start);
+                n++;
+            }
+        jw_arr_end(w);
+        for (int col = 0; col < 2; col++) {
+            jw_key(w, col ? "number" : "count");
+            jw_arr(w);
+            jw_int(w, 0);
+            int64_t bytes = 0;
+            uint64_t ops = 0;
+            for (size_t j = 0; j < tr->hn; j++) {
+                bytes = pc_sat_add(bytes, h->unreleased[rows[j]]);
+                ops = ops > UINT64_MAX - h->ops[rows[j]] ? UINT64_MAX : ops + h->ops[rows[j]];
+                if (j + 1 == tr->hn || p->heap.dump[rows[j + 1]] != p->heap.dump[rows[j]]) {
+                    if (col)
+                        jw_uint(w, ops);
+                    else
+                        jw_int(w, bytes);
+                    bytes = 0;
+                    ops = 0;
+                }
+            }
+            jw_arr_end(w);
+        }
+        jw_key(w, "length");
+        jw_uint(w, n);
+        jw_obj_end(w);
+        jw_key(w, "display");
+        jw_raw(w, "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"orange\","
+                  "\"markerSchemaLocation\":null,\"sortWeight\":20,\"label\":\"Memory\","
+                  "\"tooltipRows\":[{\"type\":\"value\",\"source\":\"accumulated\","
+                  "\"format\":{\"unit\":\"bytes\"},\"label\":\"unreleased bytes at this dump, "
+                  "from the recording's start\"},{\"type\":\"value\",\"source\":\"count-range\","
+                  "\"format\":{\"unit\":\"bytes\"},\"label\":\"range in the graph\"},"
+                  "{\"type\":\"value\",\"source\":\"sample-number\",\"format\":{\"unit\":"
+                  "\"number\"},\"label\":\"allocations and frees since the dump before\"}]}");
+        jw_obj_end(w);
     }
     jw_arr_end(w);
-    jw_key(w, "length");
-    jw_uint(w, n);
-    jw_obj_end(w);
 }
 
 int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
@@ -512,14 +664,13 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     track *tracks = malloc((2 * nt + p->heap.n + 1) * sizeof *tracks);
     uint8_t *visible = malloc(2 * nt + p->heap.n + 1);
     uint64_t *first = NULL, *last = NULL, *proc_start = malloc((nt + 1) * sizeof *proc_start);
-    uint32_t *horder = NULL;
-    size_t *hfirst = NULL;
+    heap_series hs = {0};
     pc_merged m = {0};
     used u = {0};
     int st = PC_OK;
 
     if (!order || !main_of || !mperm || !mfirst || !tracks || !visible || !proc_start ||
-        heap_order(p, &horder, &hfirst) < 0 ||
+        heap_series_init(p, &hs) < 0 ||
         pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
         pc_thread_span(p, &first, &last) < 0 || pc_merge(p, &m) < 0 ||
         collect(p, &m, &u) < 0) {
@@ -536,7 +687,7 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     size_t n_tracks = 0;
     for (size_t k = 0; k < nt; k++) {
         uint32_t t = order[k];
-        size_t h0 = hfirst[t], h1 = hfirst[t + 1];
+        size_t h0 = hs.first[t], h1 = hs.first[t + 1];
         /* A thread that only stands for its process's heap gives its
          * place to the heap track. */
         int own = h0 == h1 || p->sample.first[t + 1] > p->sample.first[t] ||
@@ -553,11 +704,11 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
                 tracks[n_tracks++] = tr;
         }
         for (size_t j = h0; j < h1;) {
-            uint32_t h = p->heap.heap[horder[j]];
-            size_t e = j;
-            while (e < h1 && p->heap.heap[horder[e]] == h)
-                e++;
-            track tr = {t, 0, e - j, 0, h, j, e - j, own ? next_tid++ : p->thread.tid[t]};
+            uint32_t h = p->heap.heap[hs.order[j]];
+            size_t e = j, changes = 0;
+            for (; e < h1 && p->heap.heap[hs.order[e]] == h; e++)
+                changes += hs.delta[hs.order[e]] != 0;
+            track tr = {t, 0, changes, 0, h, j, e - j, own ? next_tid++ : p->thread.tid[t]};
             own = 1;
             tracks[n_tracks++] = tr;
             j = e;
@@ -655,7 +806,7 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
         jw_key(&w, "pausedRanges");
         jw_raw(&w, "[]");
         if (tr->heap != PC_NONE) {
-            write_native_allocations(&w, p, &m, &u, tr, horder, start);
+            write_heap_samples(&w, p, &m, &u, tr, &hs, start);
         } else {
             write_samples(&w, p, &m, &u, tr, start, weighted);
             /* Markers stay with the thread's first track. */
@@ -665,6 +816,8 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
+    if (p->heap.n)
+        write_counters(&w, p, tracks, n_tracks, &hs, start);
     jw_obj_end(&w);
     sink_write(s, "\n", 1);
 done:
@@ -679,7 +832,6 @@ done:
     free(first);
     free(last);
     free(proc_start);
-    free(horder);
-    free(hfirst);
+    heap_series_free(&hs);
     return st;
 }

@@ -206,15 +206,15 @@ static int heap_cmp(const void *a, const void *b)
 }
 
 /* The profiles of a heap profile: per process (in thread output order)
- * and heap, callsites in row order; rows with nothing to show are left
- * out, as speedscope would ignore them anyway. */
+ * and heap, the callsites of the dump shown in row order; rows with
+ * nothing to show are left out, as speedscope would ignore them anyway. */
 static int plan_heap(ss_state *st)
 {
     const pc_profile *p = st->p;
     if (!(st->heap_perm = malloc((p->heap.n + 1) * sizeof *st->heap_perm)))
         return -1;
     for (size_t i = 0; i < p->heap.n; i++)
-        if (pc_heap_value(p, i) != 0)
+        if (pc_heap_shown(p, i) && pc_heap_value(p, i) != 0)
             st->heap_perm[st->n_heap_rows++] = (uint32_t)i;
     heap_sort_st = st;
     pc_qsort(st->heap_perm, st->n_heap_rows, sizeof *st->heap_perm, heap_cmp);

@@ -111,7 +111,7 @@ char *folded_heap(const pc_profile *p)
     lines l = {0};
     for (size_t i = 0; i < p->heap.n; i++) {
         uint64_t v = p->heap.alloc[i] > p->heap.freed[i] ? p->heap.alloc[i] - p->heap.freed[i] : 0;
-        if (v)
+        if (v && pc_heap_shown(p, i))
             add(&l, stack_key(p, process_of(p, p->heap.thread[i]), p->heap.stack[i]), v);
     }
     return join(&l);

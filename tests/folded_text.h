@@ -11,8 +11,8 @@
  * Returns a malloc'd string. */
 char *folded_samples(const pc_profile *p);
 
-/* Heap rows as "process;root;...;leaf bytes" of unreleased bytes (rows
- * with none are left out).  Returns a malloc'd string. */
+/* The rows of the dumps shown as "process;root;...;leaf bytes" of
+ * unreleased bytes (rows with none are left out).  Returns a malloc'd string. */
 char *folded_heap(const pc_profile *p);
 
 /* The lines of text sorted bytewise, empty lines dropped, each ending in

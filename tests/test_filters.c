@@ -375,11 +375,12 @@ TEST(filter_time_range_ignores_thread_filters)
     pc_error err;
     T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_OK);
     if (out) {
-        /* The timeline spans the window; the one sample is 2.2 ms in. */
+        /* The timeline spans the window (and an interval more, for a
+         * sample at its end); the one sample is 2.2 ms in. */
         char *text = malloc(len + 1);
         memcpy(text, out, len);
         text[len] = 0;
-        T_CONTAINS(text, "\"profilingStartTime\":2,\"profilingEndTime\":3,");
+        T_CONTAINS(text, "\"profilingStartTime\":2,\"profilingEndTime\":4,");
         T_CONTAINS(text, "\"timeDeltas\":[2.2]");
         free(text);
     }

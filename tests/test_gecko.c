@@ -108,10 +108,11 @@ TEST(gecko_meta)
     T_EQ_INT(j_int(j_get(meta, "version")), 24);
     /* simpleperf's clock is the time since boot, no date: startTime 0
      * shows none, where FX_T0 would date the profile in 1970.  The
-     * timeline spans the recording. */
+     * timeline spans the recording, 5 ms, and the interval of its last
+     * sample. */
     T_EQ_STR(j_num_text(j_get(meta, "startTime")), "0");
     T_EQ_STR(j_num_text(j_get(meta, "profilingStartTime")), "0");
-    T_EQ_STR(j_num_text(j_get(meta, "profilingEndTime")), "5");
+    T_EQ_STR(j_num_text(j_get(meta, "profilingEndTime")), "6");
     /* Median gap between consecutive samples of a thread: the gaps are
      * 1, 3 (main), 1 (render), 0.2 (glibc) ms -> 1 ms. */
     T_EQ_STR(j_num_text(j_get(meta, "interval")), "1");

@@ -565,20 +565,31 @@ static char *processed_of(const pc_profile *p)
     return s;
 }
 
+static size_t shown_heap_rows(const pc_profile *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->heap.n; i++)
+        n += pc_heap_shown(p, i);
+    return n;
+}
+
 TEST(perfetto_heap_dumps)
 {
     static const struct {
         int dump, measure;
         const char *folded, *json;
     } cases[] = {
+        /* Samples: per dump, what each callsite's measure changed by since
+         * the dump before (main;malloc grows by 1400 unreleased bytes at
+         * the second dump); they add up to the dump shown. */
         {0, PC_HEAP_UNRELEASED,
          "com.example.app;main;decode;malloc 300\ncom.example.app;main;malloc 2000\n",
-         "\"name\":\"libc.malloc (unreleased bytes)\""},
+         "\"name\":\"libc.malloc (unreleased bytes)\","},
         {1, PC_HEAP_UNRELEASED,
          "com.example.app;main;decode;malloc 300\ncom.example.app;main;malloc 600\n",
-         "\"weight\":[600,300]"},
-        {0, PC_HEAP_ALLOCATED, NULL, "\"weight\":[3000,300,50]"},
-        {0, PC_HEAP_FREED, NULL, "\"weight\":[1000,50]"},
+         "\"timeDeltas\":[0,0],\"weight\":[600,300],"},
+        {0, PC_HEAP_ALLOCATED, NULL, "\"timeDeltas\":[0,0,0,1],\"weight\":[1000,300,50,2000],"},
+        {0, PC_HEAP_FREED, NULL, "\"timeDeltas\":[0,0,1],\"weight\":[400,50,600],"},
     };
     pb_buf b = {0};
     fx_heap(&b);
@@ -592,10 +603,14 @@ TEST(perfetto_heap_dumps)
         pc_profile *p = convert_buf(&b, &o);
         if (!p)
             continue;
-        T_EQ_INT(p->heap.n, 3);
+        /* The dump shown, and the one before it. */
+        T_EQ_INT(shown_heap_rows(p), 3);
+        T_EQ_INT(p->heap.n, cases[k].dump == 1 ? 3 : 6);
         T_EQ_INT(p->sample.n, 0);
         /* MONOTONIC_COARSE 1 or 2 ms, + 1 s. */
-        T_EQ_INT(p->heap.time[0], cases[k].dump == 1 ? 1001000000 : 1002000000);
+        for (size_t i = 0; i < p->heap.n; i++)
+            if (pc_heap_shown(p, i))
+                T_EQ_INT(p->heap.time[i], cases[k].dump == 1 ? 1001000000 : 1002000000);
         if (cases[k].folded) {
             char *f = folded_heap(p);
             T_EQ_STR(f, cases[k].folded);
@@ -606,6 +621,15 @@ TEST(perfetto_heap_dumps)
             T_CONTAINS(json, cases[k].json);
             T_CONTAINS(json, "\"weightType\":\"bytes\"");
             T_CONTAINS(json, "\"processName\":\"com.example.app\"");
+            /* The heap's memory track: unreleased bytes from the
+             * recording's start, then per dump (900 at the first, 1400
+             * more at the second), with the allocations and frees. */
+            T_CONTAINS(json, cases[k].dump == 1
+                                 ? "\"samples\":{\"time\":[0,0],\"count\":[0,900],"
+                                   "\"number\":[0,17],\"length\":2}"
+                                 : "\"samples\":{\"time\":[0,0,1],\"count\":[0,900,1400],"
+                                   "\"number\":[0,17,26],\"length\":3}");
+            T_CONTAINS(json, "\"counters\":[{\"name\":\"libc.malloc\",\"category\":\"Memory\"");
         }
         free(json);
         T_CONTAINS(log_capture_text(), "1 gap(s) in heapprofd's packet index");
@@ -619,8 +643,11 @@ TEST(perfetto_heap_dumps)
     log_capture_start(&o);
     pc_profile *p = convert_buf(&b, &o);
     if (p) {
-        T_EQ_INT(p->heap.n, 3);
-        T_EQ_INT(p->heap.alloc[0] + p->heap.alloc[1] + p->heap.alloc[2], 3350);
+        uint64_t alloc = 0;
+        for (size_t i = 0; i < p->heap.n; i++)
+            alloc += pc_heap_shown(p, i) ? p->heap.alloc[i] : 0;
+        T_EQ_INT(shown_heap_rows(p), 3);
+        T_EQ_INT(alloc, 3350);
         T_CONTAINS(log_capture_text(), "--heap-dump 3: process 100 has 2 dump(s)");
     }
     pc_profile_free(p);
@@ -682,9 +709,11 @@ TEST(perfetto_heap_running_totals)
         char got[512] = "";
         size_t used = 0;
         for (size_t i = 0; i < p->heap.n; i++) {
+            if (!pc_heap_shown(p, i))
+                continue;
             used += (size_t)snprintf(got + used, sizeof got - used,
                                      "%s%s %" PRIu64 "/%" PRIu64 " %" PRIu64 "/%" PRIu64,
-                                     i ? ", " : "", stack_text(p, p->heap.stack[i]),
+                                     used ? ", " : "", stack_text(p, p->heap.stack[i]),
                                      p->heap.alloc[i], p->heap.freed[i], p->heap.alloc_count[i],
                                      p->heap.free_count[i]);
             T_EQ_INT(p->heap.time[i], BOOT_AHEAD + (uint64_t)dump * 1000000);
@@ -1067,7 +1096,7 @@ TEST(perfetto_outputs)
         char *json = processed_of(p);
         if (json) {
             T_CONTAINS(json, "\"importedFrom\":\"Perfetto\"");
-            T_CONTAINS(json, "\"nativeAllocations\"");
+            T_CONTAINS(json, "\"counters\":[{\"name\":\"libc.malloc\"");
             T_CONTAINS(json, "\"weightType\":\"tracing-ms\"");
         }
         free(json);

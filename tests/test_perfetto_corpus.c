@@ -243,6 +243,8 @@ static heap_sum heap_sums(const pc_profile *p, const char *heap, int64_t pid)
     heap_sum s = {0};
     uint32_t last_dump = PC_NONE;
     for (size_t i = 0; i < p->heap.n; i++) {
+        if (!pc_heap_shown(p, i))
+            continue;
         if (heap && strcmp(str_of(p, p->heap.heap[i]), heap) != 0)
             continue;
         if (pid >= 0 && p->thread.pid[p->heap.thread[i]] != pid)
@@ -261,7 +263,7 @@ static heap_sum heap_sums(const pc_profile *p, const char *heap, int64_t pid)
     return s;
 }
 
-/* The profile with only dump n (1-based) of each heap kept. */
+/* The profile showing dump n (1-based) of each heap. */
 static pc_profile *convert_dump(const char *path, int n)
 {
     pc_options o;

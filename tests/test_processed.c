@@ -69,10 +69,10 @@ TEST(processed_fixture)
     T_EQ_INT(j_int(j_get(meta, "preprocessedProfileVersion")), 70);
     T_EQ_STR(j_str(j_get(meta, "product")), "com.example (simpleperf: cpu-cycles)");
     /* No wall clock: no date (not one in 1970); the timeline spans the
-     * recording. */
+     * recording (5 ms) and its last sample's interval. */
     T_EQ_STR(j_num_text(j_get(meta, "startTime")), "0");
     T_EQ_STR(j_num_text(j_get(meta, "profilingStartTime")), "0");
-    T_EQ_STR(j_num_text(j_get(meta, "profilingEndTime")), "5");
+    T_EQ_STR(j_num_text(j_get(meta, "profilingEndTime")), "6");
     T_EQ_STR(j_str(j_get(meta, "importedFrom")), "simpleperf");
     /* No Firefox build-type banner, no symbolication button that fails. */
     T_CHECK(!j_get(meta, "debug"));
