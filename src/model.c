@@ -746,8 +746,8 @@ static uint64_t median_of(const pc_profile *p, uint64_t (*pick)(const pc_profile
 static uint64_t clock_period(const pc_profile *p, size_t i)
 {
     uint16_t e = p->sample.event[i];
-    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || p->event.offcpu[e] ||
-        p->sample.weight[i] <= 0 || pc_sample_offcpu(p, i))
+    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || p->sample.weight[i] <= 0 ||
+        pc_sample_offcpu(p, i))
         return 0;
     return (uint64_t)p->sample.weight[i];
 }

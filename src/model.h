@@ -369,13 +369,15 @@ static inline size_t pc_depth_cut(pc_profile *p, size_t n)
     return n - p->depth.max;
 }
 
-/* Whether sample i is time its thread spent off the CPU: pc_offcpu ends
- * such samples in a leaf of the off-CPU category (their event may be
- * merged into the on-CPU one, their leaf's category stays). */
+/* Whether sample i is time its thread spent off the CPU: its event says
+ * so, or, where pc_offcpu merged off-CPU samples into the on-CPU event
+ * (mixed mode), its leaf is in the off-CPU category. */
 static inline int pc_sample_offcpu(const pc_profile *p, size_t i)
 {
     uint32_t s = p->sample.stack[i];
-    return s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU;
+    uint16_t e = p->sample.event[i];
+    return (e < p->event.n && p->event.offcpu[e]) ||
+           (s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU);
 }
 
 /* Whether heap row i belongs to the dump shown of its process and heap:

@@ -154,13 +154,16 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
     if (!is_off)
         return nomem(err);
     int st = durations(p, is_off, o, err);
-    if (st == PC_OK)
+    int mode = o->offcpu == PC_OFFCPU_DEFAULT ? PC_OFFCPU_MIXED : o->offcpu;
+    /* Where on- and off-CPU samples share a timeline, the leaf tells them
+     * apart; the other modes give off-CPU time tracks or an event of its
+     * own, whose graphs should show where the thread waited. */
+    if (st == PC_OK && mode == PC_OFFCPU_MIXED && !o->event)
         st = offcpu_leaves(p, is_off, err);
     if (st != PC_OK || o->event) {
         free(is_off);
         return st;
     }
-    int mode = o->offcpu == PC_OFFCPU_DEFAULT ? PC_OFFCPU_MIXED : o->offcpu;
     size_t kept = 0, left = 0;
     uint8_t *keep = malloc(p->sample.n + 1);
     if (!keep) {

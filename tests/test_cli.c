@@ -166,7 +166,8 @@ TEST(cli_help_and_version)
         "usage: profconv", "--output", "--to", "--gzip", "--no-gzip",
         "--remove-gaps", "--event", "--quiet", "--help", "--version",
         "Examples:", "profiler.firefox.com", "Exit status: 0 success, 1 invalid "
-        "usage, 2 malformed or unsupported input,\n3 input/output error"};
+        "usage, 2 malformed or unsupported input\n(or one that holds nothing to show",
+        "3 input/output error"};
     for (size_t i = 0; i < sizeof documented / sizeof *documented; i++)
         T_CONTAINS((char *)r.out, documented[i]);
     free(r.out);
@@ -327,6 +328,33 @@ TEST(cli_bad_input_leaves_no_output)
     struct stat st;
     T_CHECK(stat(keep, &st) == 0 && (st.st_mode & 0777) == 0640 && st.st_size > 1000);
     T_EQ_INT(leftover_temp_files(), 0);
+}
+
+/* Filters that keep nothing: exit 2, one line saying what there is, no
+ * output file, an existing one untouched. */
+TEST(cli_nothing_to_show)
+{
+    run_result r;
+    const char *out = tmp_path("empty.json");
+    run(&r, NULL, NULL, (const char *[]){fixture_file(), "--tid", "4242", "-o", out, NULL});
+    T_EQ_INT(r.status, 2);
+    T_CONTAINS(r.err, ": nothing to show: the options kept none of the 12 samples of a "
+                      "recording of 5.0 ms; threads with samples (tid, name, pid, samples): "
+                      "1000 com.example (pid 1000, 7), 2000 glibc_prog (pid 2000, 2), 1001 "
+                      "RenderThread (pid 1000, 2), 1002 thread 1002 (pid 1002, 1)\n");
+    T_CHECK(access(out, F_OK) != 0);
+    free(r.out);
+    const char *keep = tmp_path("keep-empty.json");
+    write_file(keep, "old content", 11);
+    run(&r, NULL, NULL, (const char *[]){"-q", fixture_file(), "--tid", "4242", "-o", keep, NULL});
+    T_EQ_INT(r.status, 2);
+    T_CONTAINS(r.err, "nothing to show");
+    T_CHECK(strchr(r.err, '\n') == r.err + strlen(r.err) - 1);  /* one line */
+    free(r.out);
+    size_t len;
+    unsigned char *d = raw_file(keep, &len);
+    T_CHECK(d && len == 11 && memcmp(d, "old content", 11) == 0);
+    free(d);
 }
 
 TEST(cli_gecko_format)

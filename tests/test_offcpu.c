@@ -200,9 +200,12 @@ TEST(offcpu_glibc_order)
 }
 
 /* Off-CPU time is in the off-CPU category because of the sample's event,
- * whatever the leaf's name: the same function shows in its file's
+ * whatever the leaf's name: in the mixed mode, where on- and off-CPU
+ * samples share a timeline, the same function shows in its file's
  * category when the thread ran in it and off-CPU when it waited in it,
- * under the same name, in every mode. */
+ * under the same name.  Where off-CPU samples have tracks or an event of
+ * their own, they keep their files' categories, so that their graphs show
+ * where the thread waited. */
 TEST(offcpu_leaf_category)
 {
     spe e;
@@ -228,8 +231,14 @@ TEST(offcpu_leaf_category)
             /* The caller keeps its file's category. */
             T_EQ_INT(p->frame.cat[p->stack.frame[p->stack.prefix[s]]], PC_CAT_USER);
         }
-        T_EQ_INT(off, 4);
-        T_EQ_INT(on, modes[m] == PC_OFFCPU_OFF ? 0 : 5);
+        int mixed = modes[m] == PC_OFFCPU_MIXED;
+        T_EQ_INT(off, mixed ? 4 : 0);
+        T_EQ_INT(on, mixed ? 5 : modes[m] == PC_OFFCPU_OFF ? 4 : 9);
+        /* Off-CPU samples are known either way. */
+        size_t known = 0;
+        for (size_t i = 0; i < p->sample.n; i++)
+            known += pc_sample_offcpu(p, i);
+        T_EQ_INT(known, 4);
         pc_profile_free(p);
     }
     spe_free(&e);
