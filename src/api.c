@@ -95,18 +95,23 @@ static int gaps_of(const pc_profile *p, const pc_options *o)
            strcmp(pc_str(&p->str, p->meta.source), "simpleperf") == 0 ? 3 : 0;
 }
 
-static const pc_profile *by_samples_p;
+/* A thread and its sample count, to list the busiest first (then by
+ * tid); the comparator needs nothing else, so conversions on several
+ * threads do not share state. */
+typedef struct busy {
+    size_t n;
+    int64_t tid;
+    uint32_t t;
+} busy;
 
-/* Busiest first, then by tid. */
 static int by_samples(const void *a, const void *b)
 {
-    const pc_profile *p = by_samples_p;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    size_t nx = p->sample.first[x + 1] - p->sample.first[x];
-    size_t ny = p->sample.first[y + 1] - p->sample.first[y];
-    if (nx != ny)
-        return nx > ny ? -1 : 1;
-    return (x > y) - (x < y);
+    const busy *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
 }
 
 /* "tid name (pid P, N samples), ..." for the busiest threads of a grouped
@@ -115,7 +120,7 @@ static char *threads_text(const pc_profile *p)
 {
     enum { SHOWN = 8, SIZE = 1024 };
     size_t nt = p->thread.n, k = 0;
-    uint32_t *t = malloc((nt + 1) * sizeof *t);
+    busy *t = malloc((nt + 1) * sizeof *t);
     char *buf = malloc(SIZE);
     if (!t || !buf) {
         free(t);
@@ -124,17 +129,16 @@ static char *threads_text(const pc_profile *p)
     }
     for (size_t i = 0; i < nt; i++)
         if (p->sample.first[i + 1] > p->sample.first[i])
-            t[k++] = (uint32_t)i;
-    by_samples_p = p;
+            t[k++] = (busy){p->sample.first[i + 1] - p->sample.first[i], p->thread.tid[i],
+                            (uint32_t)i};
     pc_qsort(t, k, sizeof *t, by_samples);
-    by_samples_p = NULL;
     size_t used = 0;
     buf[0] = 0;
     for (size_t i = 0; i < k && i < SHOWN && used < SIZE; i++) {
-        uint32_t x = t[i];
+        uint32_t x = t[i].t;
         int n = snprintf(buf + used, SIZE - used, "%s%" PRId64 " %.40s (pid %" PRId64 ", %zu)",
                          i ? ", " : "", p->thread.tid[x], pc_str(&p->str, p->thread.name[x]),
-                         p->thread.pid[x], p->sample.first[x + 1] - p->sample.first[x]);
+                         p->thread.pid[x], t[i].n);
         used = n < 0 ? SIZE : used + (size_t)n;
     }
     if (k > SHOWN && used < SIZE)

@@ -439,44 +439,36 @@ typedef struct heap_series {
     uint64_t *ops;     /* by row: allocations and frees since then */
 } heap_series;
 
-static const pc_profile *heap_sort_p;
-
-static int cmp_heap_key(const pc_profile *p, uint32_t x, uint32_t y)
-{
-    if (p->heap.thread[x] != p->heap.thread[y])
-        return p->heap.thread[x] < p->heap.thread[y] ? -1 : 1;
-    if (p->heap.heap[x] != p->heap.heap[y])
-        return p->heap.heap[x] < p->heap.heap[y] ? -1 : 1;
-    return 0;
-}
+/* A heap row's sort key: comparators need nothing but the keys, so
+ * profiles written on several threads share no state. */
+typedef struct heap_key {
+    uint32_t thread, heap, stack, dump, row;
+    uint64_t time;
+} heap_key;
 
 /* By thread, heap, time, dump, then row. */
 static int cmp_heap_time(const void *a, const void *b)
 {
-    const pc_profile *p = heap_sort_p;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = cmp_heap_key(p, x, y);
-    if (c)
-        return c;
-    if (p->heap.time[x] != p->heap.time[y])
-        return p->heap.time[x] < p->heap.time[y] ? -1 : 1;
-    if (p->heap.dump[x] != p->heap.dump[y])
-        return p->heap.dump[x] < p->heap.dump[y] ? -1 : 1;
-    return (x > y) - (x < y);
+    const heap_key *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->heap != y->heap)
+        return x->heap < y->heap ? -1 : 1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    if (x->dump != y->dump)
+        return x->dump < y->dump ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
 }
 
 /* By thread, heap, callsite, then as above: each callsite's dumps in a
  * run, to take differences. */
 static int cmp_heap_site(const void *a, const void *b)
 {
-    const pc_profile *p = heap_sort_p;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = cmp_heap_key(p, x, y);
-    if (c)
-        return c;
-    if (p->heap.stack[x] != p->heap.stack[y])
-        return p->heap.stack[x] < p->heap.stack[y] ? -1 : 1;
-    return cmp_heap_time(a, b);
+    const heap_key *x = a, *y = b;
+    if (x->thread != y->thread || x->heap != y->heap || x->stack == y->stack)
+        return cmp_heap_time(a, b);
+    return x->stack < y->stack ? -1 : 1;
 }
 
 static void heap_series_free(heap_series *h)
@@ -504,21 +496,24 @@ static int heap_series_init(const pc_profile *p, heap_series *h)
 {
     size_t n = p->heap.n, nt = p->thread.n;
     memset(h, 0, sizeof *h);
+    heap_key *key = malloc((n + 1) * sizeof *key);
     h->order = malloc((n + 1) * sizeof *h->order);
     h->first = calloc(nt + 2, sizeof *h->first);
     h->delta = malloc((n + 1) * sizeof *h->delta);
     h->unreleased = malloc((n + 1) * sizeof *h->unreleased);
     h->ops = malloc((n + 1) * sizeof *h->ops);
-    if (!h->order || !h->first || !h->delta || !h->unreleased || !h->ops)
+    if (!key || !h->order || !h->first || !h->delta || !h->unreleased || !h->ops) {
+        free(key);
         return -1;
+    }
     for (size_t i = 0; i < n; i++)
-        h->order[i] = (uint32_t)i;
-    heap_sort_p = p;
-    pc_qsort(h->order, n, sizeof *h->order, cmp_heap_site);
+        key[i] = (heap_key){p->heap.thread[i], p->heap.heap[i], p->heap.stack[i],
+                            p->heap.dump[i], (uint32_t)i, p->heap.time[i]};
+    pc_qsort(key, n, sizeof *key, cmp_heap_site);
     for (size_t k = 0; k < n; k++) {
-        uint32_t i = h->order[k], prev = k ? h->order[k - 1] : PC_NONE;
-        int same = prev != PC_NONE && !cmp_heap_key(p, i, prev) &&
-                   p->heap.stack[i] == p->heap.stack[prev];
+        uint32_t i = key[k].row, prev = k ? key[k - 1].row : PC_NONE;
+        int same = prev != PC_NONE && key[k - 1].thread == key[k].thread &&
+                   key[k - 1].heap == key[k].heap && key[k - 1].stack == key[k].stack;
         uint64_t da = growth(same ? p->heap.alloc[prev] : 0, p->heap.alloc[i]);
         uint64_t df = growth(same ? p->heap.freed[prev] : 0, p->heap.freed[i]);
         uint64_t dac = growth(same ? p->heap.alloc_count[prev] : 0, p->heap.alloc_count[i]);
@@ -529,8 +524,10 @@ static int heap_series_init(const pc_profile *p, heap_series *h)
                                                                 : h->unreleased[i];
         h->ops[i] = dac > UINT64_MAX - dfc ? UINT64_MAX : dac + dfc;
     }
-    pc_qsort(h->order, n, sizeof *h->order, cmp_heap_time);
-    heap_sort_p = NULL;
+    pc_qsort(key, n, sizeof *key, cmp_heap_time);
+    for (size_t k = 0; k < n; k++)
+        h->order[k] = key[k].row;
+    free(key);
     for (size_t i = 0; i < n; i++)
         h->first[p->heap.thread[i] + 1]++;
     for (size_t t = 0; t < nt; t++)

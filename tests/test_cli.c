@@ -340,8 +340,8 @@ TEST(cli_nothing_to_show)
     T_EQ_INT(r.status, 2);
     T_CONTAINS(r.err, ": nothing to show: the options kept none of the 12 samples of a "
                       "recording of 5.0 ms; threads with samples (tid, name, pid, samples): "
-                      "1000 com.example (pid 1000, 7), 2000 glibc_prog (pid 2000, 2), 1001 "
-                      "RenderThread (pid 1000, 2), 1002 thread 1002 (pid 1002, 1)\n");
+                      "1000 com.example (pid 1000, 7), 1001 RenderThread (pid 1000, 2), "
+                      "2000 glibc_prog (pid 2000, 2), 1002 thread 1002 (pid 1002, 1)\n");
     T_CHECK(access(out, F_OK) != 0);
     free(r.out);
     const char *keep = tmp_path("keep-empty.json");
