@@ -49,6 +49,7 @@ typedef struct pc_fx_meta {
     int gecko;                /* 1: the Gecko format's meta */
     const uint32_t *main_of;  /* from pc_thread_order */
     uint32_t focus;           /* from pc_focus_thread */
+    const char *title;        /* from pc_title */
     const uint8_t *visible;   /* processed only */
     size_t n_threads, selected;
 } pc_fx_meta;
@@ -66,9 +67,10 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
 /* The profile's title, "SUBJECT (SOURCE: EVENTS)": the app, else the
  * focus thread's process (and how many other processes have samples); the
  * input's kind; the events shown, and the heap measure when there is a
- * heap profile.  Cut to size bytes. */
-void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
-              size_t size);
+ * heap profile.  Cut to size bytes.  Returns 0, or -1 when out of
+ * memory. */
+int pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
+             size_t size);
 /* The event(s) the samples show, "a" or "a + b" (mixed on- and off-CPU),
  * or "" when there are none. */
 void pc_events_label(const pc_profile *p, char *buf, size_t size);

@@ -265,8 +265,8 @@ const char *pc_heap_measure_name(const pc_profile *p)
     return "unreleased";
 }
 
-void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
-              size_t size)
+int pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
+             size_t size)
 {
     size_t used = 0;
     buf[0] = 0;
@@ -286,11 +286,11 @@ void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char
         int64_t *pids = NULL;
         size_t n = 0;
         pc_error e;
-        if (pc_profile_pids(p, &pids, &n, &e) == PC_OK) {
-            for (size_t k = 0; k < n; k++)
-                others += pids[k] != p->thread.pid[focus];
-            free(pids);
-        }
+        if (pc_profile_pids(p, &pids, &n, &e) != PC_OK)
+            return -1;
+        for (size_t k = 0; k < n; k++)
+            others += pids[k] != p->thread.pid[focus];
+        free(pids);
         if (others)
             append(buf, size, &used, " and %zu other process%s", others,
                    others == 1 ? "" : "es");
@@ -299,7 +299,7 @@ void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char
     pc_events_label(p, events, sizeof events);
     const char *source = p->meta.source != PC_NONE ? pc_str(&p->str, p->meta.source) : NULL;
     if (!source && !events[0] && !p->heap.n)
-        return;
+        return 0;
     append(buf, size, &used, " (");
     if (source)
         append(buf, size, &used, "%s%s", source, events[0] || p->heap.n ? ": " : "");
@@ -308,4 +308,5 @@ void pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char
     if (p->heap.n)
         append(buf, size, &used, "heap, %s bytes", pc_heap_measure_name(p));
     append(buf, size, &used, ")");
+    return 0;
 }

@@ -245,8 +245,6 @@ static void extra(jw *w, const pc_profile *p)
 void pc_jw_fx_meta(jw *w, const pc_profile *p, const pc_fx_meta *m)
 {
     uint64_t zero = pc_fx_zero(p), interval = pc_interval_ns(p);
-    char title[512];
-    pc_title(p, m->main_of, m->focus, title, sizeof title);
 
     jw_key(w, "meta");
     jw_obj(w);
@@ -276,7 +274,7 @@ void pc_jw_fx_meta(jw *w, const pc_profile *p, const pc_fx_meta *m)
     jw_key(w, "processType");
     jw_int(w, 0);
     jw_key(w, "product");
-    jw_cstr(w, title);
+    jw_cstr(w, m->title);
     if (p->meta.sdk_version != PC_NONE || p->meta.app_type != PC_NONE) {
         jw_key(w, "platform");
         jw_cstr(w, "Android");

@@ -305,14 +305,16 @@ int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
     }
     pc_thread_order(p, order, main_of);
     uint32_t focus;
-    if (pc_focus_thread(p, main_of, &focus) < 0 || pc_merge(p, &m) < 0) {
+    char title[512];
+    if (pc_focus_thread(p, main_of, &focus) < 0 ||
+        pc_title(p, main_of, focus, title, sizeof title) < 0 || pc_merge(p, &m) < 0) {
         st = pc_fail(err, PC_ENOMEM, "out of memory");
     } else {
         if (local_init(&l, p, &m) < 0) {
             st = pc_fail(err, PC_ENOMEM, "out of memory");
         } else {
             uint64_t start = pc_fx_zero(p);
-            pc_fx_meta fm = {1, main_of, focus, NULL, 0, PC_NONE};
+            pc_fx_meta fm = {1, main_of, focus, title, NULL, 0, PC_NONE};
             jw w;
             jw_init(&w, s);
             jw_obj(&w);

@@ -727,7 +727,9 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
      * the profiler needs a thread to select), and select the focus
      * thread's first track. */
     uint32_t focus;
-    if (pc_focus_thread(p, main_of, &focus) < 0) {
+    char title[512];
+    if (pc_focus_thread(p, main_of, &focus) < 0 ||
+        pc_title(p, main_of, focus, title, sizeof title) < 0) {
         st = pc_fail(err, PC_ENOMEM, "out of memory");
         goto done;
     }
@@ -742,7 +744,7 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
         visible[k] = 1;
     if (selected == PC_NONE && n_tracks)
         selected = 0;
-    pc_fx_meta fm = {0, main_of, focus, visible, n_tracks, selected};
+    pc_fx_meta fm = {0, main_of, focus, title, visible, n_tracks, selected};
 
     uint64_t start = pc_fx_zero(p);
     int weighted = time_weighted(p);

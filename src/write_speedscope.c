@@ -442,9 +442,9 @@ int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err)
     uint64_t origin = p->meta.first_time;
     uint32_t focus;
     char title[512];
-    if (pc_focus_thread(p, st.main_of, &focus) < 0)
+    if (pc_focus_thread(p, st.main_of, &focus) < 0 ||
+        pc_title(p, st.main_of, focus, title, sizeof title) < 0)
         goto oom;
-    pc_title(p, st.main_of, focus, title, sizeof title);
 
     jw w;
     jw_init(&w, s);
