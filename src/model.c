@@ -109,6 +109,8 @@ void pc_profile_free(pc_profile *p)
     free(p->marker.b);
     free(p->marker.type);
     free(p->event.name);
+    free(p->event.unit);
+    free(p->event.offcpu);
     free(p);
 }
 
