@@ -368,22 +368,11 @@ TEST(filter_time_range_ignores_thread_filters)
         return;
     T_EQ_STR(thread_times_us(p, find_thread(p, 1001)), "2200");
     T_EQ_INT(p->sample.n, 1);
-    pc_write_options w;
-    pc_write_options_init(&w);
-    unsigned char *out = NULL;
-    size_t len = 0;
-    pc_error err;
-    T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_OK);
-    if (out) {
-        /* The timeline spans the window (and an interval more, for a
-         * sample at its end); the one sample is 2.2 ms in. */
-        char *text = malloc(len + 1);
-        memcpy(text, out, len);
-        text[len] = 0;
-        T_CONTAINS(text, "\"profilingStartTime\":2,\"profilingEndTime\":4,");
-        T_CONTAINS(text, "\"timeDeltas\":[2.2]");
-        free(text);
-    }
-    free(out);
+    char *text = written_text(p, PC_FORMAT_FIREFOX, NULL);
+    /* The timeline spans the window (and an interval more, for a sample at
+     * its end); the one sample is 2.2 ms in. */
+    T_CONTAINS(text, "\"profilingStartTime\":2,\"profilingEndTime\":4,");
+    T_CONTAINS(text, "\"timeDeltas\":[2.2]");
+    free(text);
     pc_profile_free(p);
 }

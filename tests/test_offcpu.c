@@ -290,16 +290,12 @@ static void sleepy(spe *e, const char *app)
 /* The tid of the thread a processed profile selects first. */
 static long long selected_tid(const pc_profile *p)
 {
-    pc_write_options w;
-    pc_write_options_init(&w);
-    unsigned char *out = NULL;
     size_t len = 0;
-    pc_error err;
-    char msg[256];
+    char msg[256], *out = written_text(p, PC_FORMAT_FIREFOX, &len);
     long long tid = -1;
-    if (pc_write_memory(p, &w, &out, &len, &err) != PC_OK)
+    if (!out)
         return -2;
-    jv *root = j_parse((const char *)out, len, msg, sizeof msg);
+    jv *root = j_parse(out, len, msg, sizeof msg);
     const jv *sel = j_get(j_get(root, "meta"), "initialSelectedThreads");
     if (j_len(sel) == 1)
         tid = j_int(j_get(j_at(j_get(root, "threads"), (size_t)j_int(j_at(sel, 0))), "tid"));

@@ -1004,15 +1004,9 @@ TEST(perfetto_firefox_meta)
     if (p) {
         static const int formats[] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO};
         for (size_t k = 0; k < 2; k++) {
-            pc_write_options w;
-            pc_write_options_init(&w);
-            w.format = formats[k];
-            unsigned char *out = NULL;
             size_t len = 0;
-            pc_error err;
-            T_EQ_INT(pc_write_memory(p, &w, &out, &len, &err), PC_OK);
-            char msg[256];
-            jv *root = out ? j_parse((const char *)out, len, msg, sizeof msg) : NULL;
+            char msg[256], *out = written_text(p, formats[k], &len);
+            jv *root = out ? j_parse(out, len, msg, sizeof msg) : NULL;
             const jv *meta = j_get(root, "meta");
             T_EQ_STR(j_num_text(j_get(meta, "startTime")), "1795608000100");
             /* Counter growth per sample: 10, 5, 10, 15 and 25 ms. */

@@ -20,30 +20,54 @@ static char *rotating_buffer(void)
     return bufs[next];
 }
 
-int convert_bytes(const void *data, size_t len, const pc_options *o,
-                  pc_profile **out, pc_error *err)
+static int convert_with(int (*convert)(pc_input *, const pc_options *, pc_profile **,
+                                        pc_error *),
+                        const void *data, size_t len, const pc_options *o, pc_profile **out,
+                        pc_error *err)
 {
     pc_input *in;
     *out = NULL;
     int st = pc_input_open_memory(&in, data, len, "fixture", err);
     if (st == PC_OK) {
-        st = pc_convert(in, o, out, err);
+        st = convert(in, o, out, err);
         pc_input_close(in);
     }
     return st;
 }
 
+int convert_bytes(const void *data, size_t len, const pc_options *o,
+                  pc_profile **out, pc_error *err)
+{
+    return convert_with(pc_convert, data, len, o, out, err);
+}
+
 int convert_bytes_unchecked(const void *data, size_t len, const pc_options *o,
                             pc_profile **out, pc_error *err)
 {
-    pc_input *in;
-    *out = NULL;
-    int st = pc_input_open_memory(&in, data, len, "fixture", err);
-    if (st == PC_OK) {
-        st = pc_convert_unchecked(in, o, out, err);
-        pc_input_close(in);
+    return convert_with(pc_convert_unchecked, data, len, o, out, err);
+}
+
+char *written_text(const pc_profile *p, int format, size_t *len)
+{
+    pc_write_options w;
+    pc_write_options_init(&w);
+    w.format = format;
+    unsigned char *out = NULL;
+    size_t n = 0;
+    pc_error err;
+    if (pc_write_memory(p, &w, &out, &n, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "writing format %d failed: %s", format, err.message);
+        return NULL;
     }
-    return st;
+    char *text = realloc(out, n + 1);
+    if (!text) {
+        free(out);
+        return NULL;
+    }
+    text[n] = 0;
+    if (len)
+        *len = n;
+    return text;
 }
 
 int convert_fixture_status(const pc_options *o, pc_error *err)

@@ -23,6 +23,11 @@ int convert_bytes(const void *data, size_t len, const pc_options *o,
 int convert_bytes_unchecked(const void *data, size_t len, const pc_options *o,
                             pc_profile **out, pc_error *err);
 
+/* p written in format (enum pc_format, no gzip) as a NUL-terminated string
+ * of *len bytes (len may be NULL); records a failure and returns NULL when
+ * writing fails.  Caller frees. */
+char *written_text(const pc_profile *p, int format, size_t *len);
+
 /* Converts the corpus input inputs/<base> with o; records a failure and
  * returns NULL if it cannot be read or converted. */
 pc_profile *convert_input(const char *base, const pc_options *o);
