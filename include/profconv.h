@@ -204,7 +204,11 @@ typedef struct pc_profile pc_profile;
 /* Reads the whole input, detects its format, builds the profile and
  * applies the options.  The input stays open and belongs to the caller;
  * it cannot be converted twice.  On success *out is a profile to release
- * with pc_profile_free(). */
+ * with pc_profile_free().  A result with nothing to show (no sample with
+ * a callstack and no heap bytes under the measure shown) is PC_EINPUT,
+ * with a message saying what the input holds: the threads the filters
+ * could have kept, or what kinds of data it has and where samples come
+ * from. */
 int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
                pc_error *err);
 
@@ -289,7 +293,9 @@ int pc_format_by_name(const char *name);
  * name ends in ".gz". */
 int pc_format_from_path(const char *path, int *gzip);
 
-/* Writes p to path ("-" for standard output).  A file is written under a
+/* Writes p to path ("-" for standard output).  A format that cannot
+ * carry what p holds refuses it (PC_EUSAGE: the Gecko format and heap
+ * profiles) rather than writing less.  A file is written under a
  * temporary name in the same directory and renamed into place only when
  * complete, so an existing file is either replaced whole or left as it
  * was. */
