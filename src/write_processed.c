@@ -471,6 +471,9 @@ static int cmp_heap_site(const void *a, const void *b)
     return x->stack < y->stack ? -1 : 1;
 }
 
+/* A heap row's values: bytes and counts allocated and freed. */
+enum { HEAP_VALUES = 4 };
+
 static void heap_series_free(heap_series *h)
 {
     free(h->order);
@@ -510,19 +513,37 @@ static int heap_series_init(const pc_profile *p, heap_series *h)
         key[i] = (heap_key){p->heap.thread[i], p->heap.heap[i], p->heap.stack[i],
                             p->heap.dump[i], (uint32_t)i, p->heap.time[i]};
     pc_qsort(key, n, sizeof *key, cmp_heap_site);
-    for (size_t k = 0; k < n; k++) {
-        uint32_t i = key[k].row, prev = k ? key[k - 1].row : PC_NONE;
-        int same = prev != PC_NONE && key[k - 1].thread == key[k].thread &&
-                   key[k - 1].heap == key[k].heap && key[k - 1].stack == key[k].stack;
-        uint64_t da = growth(same ? p->heap.alloc[prev] : 0, p->heap.alloc[i]);
-        uint64_t df = growth(same ? p->heap.freed[prev] : 0, p->heap.freed[i]);
-        uint64_t dac = growth(same ? p->heap.alloc_count[prev] : 0, p->heap.alloc_count[i]);
-        uint64_t dfc = growth(same ? p->heap.free_count[prev] : 0, p->heap.free_count[i]);
-        h->unreleased[i] = pc_sat_add(clamp64(da), -clamp64(df));
-        h->delta[i] = p->meta.heap_measure == PC_HEAP_ALLOCATED ? clamp64(da)
-                      : p->meta.heap_measure == PC_HEAP_FREED   ? clamp64(df)
+    /* Rows of one dump can share a stack (callsites that removed frames
+     * or merged threads made one): each group's totals are summed, and
+     * the group's change goes to its first row. */
+    uint64_t prev[HEAP_VALUES] = {0}, cur[HEAP_VALUES];
+    for (size_t k = 0; k < n;) {
+        size_t e = k;
+        memset(cur, 0, sizeof cur);
+        for (; e < n && key[e].thread == key[k].thread && key[e].heap == key[k].heap &&
+               key[e].stack == key[k].stack && key[e].dump == key[k].dump;
+             e++) {
+            uint32_t i = key[e].row;
+            const uint64_t v[HEAP_VALUES] = {p->heap.alloc[i], p->heap.freed[i],
+                                           p->heap.alloc_count[i], p->heap.free_count[i]};
+            for (int c = 0; c < HEAP_VALUES; c++)
+                cur[c] = cur[c] > UINT64_MAX - v[c] ? UINT64_MAX : cur[c] + v[c];
+            h->delta[i] = h->unreleased[i] = 0;
+            h->ops[i] = 0;
+        }
+        int same = k && key[k - 1].thread == key[k].thread && key[k - 1].heap == key[k].heap &&
+                   key[k - 1].stack == key[k].stack;
+        uint64_t d[HEAP_VALUES];
+        for (int c = 0; c < HEAP_VALUES; c++)
+            d[c] = growth(same ? prev[c] : 0, cur[c]);
+        uint32_t i = key[k].row;
+        h->unreleased[i] = pc_sat_add(clamp64(d[0]), -clamp64(d[1]));
+        h->delta[i] = p->meta.heap_measure == PC_HEAP_ALLOCATED ? clamp64(d[0])
+                      : p->meta.heap_measure == PC_HEAP_FREED   ? clamp64(d[1])
                                                                 : h->unreleased[i];
-        h->ops[i] = dac > UINT64_MAX - dfc ? UINT64_MAX : dac + dfc;
+        h->ops[i] = d[2] > UINT64_MAX - d[3] ? UINT64_MAX : d[2] + d[3];
+        memcpy(prev, cur, sizeof prev);
+        k = e;
     }
     pc_qsort(key, n, sizeof *key, cmp_heap_time);
     for (size_t k = 0; k < n; k++)

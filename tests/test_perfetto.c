@@ -654,6 +654,32 @@ TEST(perfetto_heap_dumps)
     pb_buf_free(&b);
 }
 
+/* Callsites made one by removed frames: their rows of each dump are
+ * summed before the changes between dumps are taken, so the track still
+ * adds up to the dump shown (main;decode;malloc becomes main;malloc:
+ * 600 + 300 unreleased bytes at the first dump, 1400 more at the second). */
+TEST(perfetto_heap_merged_callsites)
+{
+    pb_buf b = {0};
+    fx_heap(&b);
+    pc_options o;
+    pc_options_init(&o);
+    const char *decode[] = {"^decode$"};
+    o.remove_methods = (pc_strings){decode, 1};
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        char *f = folded_heap(p);
+        T_EQ_STR(f, "com.example.app;main;malloc 2300\n");
+        free(f);
+        char *json = processed_of(p);
+        T_CONTAINS(json, "\"timeDeltas\":[0,1],\"weight\":[900,1400],");
+        T_CONTAINS(json, "\"count\":[0,900,1400],\"number\":[0,17,26]");
+        free(json);
+    }
+    pc_profile_free(p);
+    pb_buf_free(&b);
+}
+
 /* heapprofd forgets a callstack whose allocations are all freed and gives
  * it a new id, counting from zero, if it allocates again; dumps in between
  * lack it.  Each dump still states every callsite's totals since the
