@@ -243,6 +243,10 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
         st = pc_select_heap(p, o, err);
     if (st == PC_OK)
         st = pc_remove_gaps(p, gaps_of(p, o), o, err);
+    /* Off-CPU leaves go on the final stacks, which removed frames and
+     * folded JIT frames no longer change. */
+    if (st == PC_OK)
+        st = pc_offcpu_mix(p, err);
     if (st == PC_OK && refuse_empty)
         st = nothing_to_show(p, in, threads, heap_read, err);
     free(threads);

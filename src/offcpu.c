@@ -96,7 +96,8 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
 /* Gives each off-CPU sample a leaf in the off-CPU category: a copy of its
  * leaf frame, so that what the thread waited in keeps its name while the
  * viewers colour and count the time as spent off the CPU.  Kernel symbols
- * (__schedule) are rarely there to tell; the event always is.  The work is
+ * (__schedule) are rarely there to tell; the event always is.  The copy
+ * runs natively: no JIT folding takes it for its caller's.  The work is
  * per distinct stack, not per sample. */
 static int offcpu_leaves(pc_profile *p, const uint8_t *is_off, pc_error *err)
 {
@@ -118,7 +119,7 @@ static int offcpu_leaves(pc_profile *p, const uint8_t *is_off, pc_error *err)
             uint32_t f = p->stack.frame[s], pre = p->stack.prefix[s];
             if (frame_to[f] == PC_NONE)
                 frame_to[f] = pc_add_frame(p, p->frame.func[f], p->frame.addr[f],
-                                           PC_CAT_OFFCPU, p->frame.exec[f]);
+                                           PC_CAT_OFFCPU, PC_EXEC_NATIVE);
             stack_to[s] = pc_stack(p, pre, frame_to[f]);
         }
         p->sample.stack[i] = stack_to[s];
@@ -154,16 +155,11 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
     if (!is_off)
         return nomem(err);
     int st = durations(p, is_off, o, err);
-    int mode = o->offcpu == PC_OFFCPU_DEFAULT ? PC_OFFCPU_MIXED : o->offcpu;
-    /* Where on- and off-CPU samples share a timeline, the leaf tells them
-     * apart; the other modes give off-CPU time tracks or an event of its
-     * own, whose graphs should show where the thread waited. */
-    if (st == PC_OK && mode == PC_OFFCPU_MIXED && !o->event)
-        st = offcpu_leaves(p, is_off, err);
     if (st != PC_OK || o->event) {
         free(is_off);
         return st;
     }
+    int mode = o->offcpu == PC_OFFCPU_DEFAULT ? PC_OFFCPU_MIXED : o->offcpu;
     size_t kept = 0, left = 0;
     uint8_t *keep = malloc(p->sample.n + 1);
     if (!keep) {
@@ -175,16 +171,35 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
         keep[i] = mode == PC_OFFCPU_ON ? !off : mode == PC_OFFCPU_OFF ? off : 1;
         kept += keep[i];
         left += !keep[i];
-        /* Mixed: one timeline under the first event type. */
-        if (mode == PC_OFFCPU_MIXED)
-            p->sample.event[i] = 0;
     }
     pc_keep_samples(p, keep);
     p->meta.offcpu_mode = mode;
-    p->meta.kept_events_all = 1;
+    /* The events shown: both, or the one the mode keeps. */
+    p->meta.kept_events_all = mode == PC_OFFCPU_MIXED || mode == PC_OFFCPU_ON_OFF;
+    for (size_t e = 0; e < p->event.n && !p->meta.kept_events_all; e++)
+        if (is_off[e] == (mode == PC_OFFCPU_OFF)) {
+            p->meta.kept_event = (uint32_t)e;
+            break;
+        }
     pc_log(o, PC_LOG_INFO, "off-CPU recording, %s: %zu samples kept, %zu left out "
            "(choose with --trace-offcpu)", mode_name(mode), kept, left);
     free(keep);
     free(is_off);
     return PC_OK;
+}
+
+int pc_offcpu_mix(pc_profile *p, pc_error *err)
+{
+    if (p->meta.offcpu_mode != PC_OFFCPU_MIXED)
+        return PC_OK;
+    size_t n_off;
+    uint8_t *is_off = off_events(p, &n_off);
+    if (!is_off)
+        return nomem(err);
+    int st = offcpu_leaves(p, is_off, err);
+    /* One timeline under the first event type. */
+    for (size_t i = 0; st == PC_OK && i < p->sample.n; i++)
+        p->sample.event[i] = 0;
+    free(is_off);
+    return st;
 }

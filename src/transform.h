@@ -14,8 +14,15 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err);
 
 /* For off-CPU recordings: sets each off-CPU sample's weight to its
  * duration, then keeps the samples o->offcpu asks for (unless o->event
- * chooses one event type instead).  Needs grouped samples. */
+ * chooses one event type instead) and records the mode and the events
+ * shown.  Needs grouped samples. */
 int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err);
+
+/* Mixed on- and off-CPU recordings (after pc_offcpu chose that mode), once
+ * the stacks are final: ends each off-CPU sample in a copy of its leaf
+ * frame in the off-CPU category, then puts every sample under the first
+ * event type, one timeline. */
+int pc_offcpu_mix(pc_profile *p, pc_error *err);
 
 /* In each thread (samples grouped and sorted), drops every run of at most
  * max_gap consecutive samples whose stack is incomplete, meaning it holds

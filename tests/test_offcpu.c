@@ -324,3 +324,64 @@ TEST(offcpu_selected_thread)
         spe_free(&e);
     }
 }
+
+/* Off-CPU leaves are put on the final stacks: with the waiting function's
+ * frames removed, the off-CPU samples end in their caller, still Idle, and
+ * still count as no activity. */
+TEST(offcpu_leaves_after_removed_frames)
+{
+    spe e;
+    pc_profile *p;
+    pc_error err;
+    pc_options o;
+    pc_options_init(&o);
+    const char *wait_fn[] = {"^wait$"};
+    o.remove_methods = (pc_strings){wait_fn, 1};
+    sleepy(&e, NULL);
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+    if (p) {
+        size_t off = 0;
+        for (size_t i = 0; i < p->sample.n; i++)
+            if (pc_sample_offcpu(p, i)) {
+                off++;
+                T_EQ_STR(stack_text(p, p->sample.stack[i]), "main");
+                T_EQ_INT(p->frame.cat[p->stack.frame[p->sample.stack[i]]], PC_CAT_OFFCPU);
+            }
+        T_EQ_INT(off, 2);
+        T_EQ_INT(selected_tid(p), 12);
+        pc_profile_free(p);
+    }
+    spe_free(&e);
+}
+
+/* The events a profile shows are those of the mode chosen. */
+TEST(offcpu_events_shown)
+{
+    static const struct {
+        int mode;
+        const char *title;
+    } cases[] = {
+        {PC_OFFCPU_ON, "com.example.app (simpleperf: cpu-clock)"},
+        {PC_OFFCPU_OFF, "com.example.app (simpleperf: sched:sched_switch)"},
+        {PC_OFFCPU_ON_OFF, "com.example.app (simpleperf: cpu-clock, sched:sched_switch)"},
+        {PC_OFFCPU_MIXED, "com.example.app (simpleperf: cpu-clock + sched:sched_switch)"},
+    };
+    spe e;
+    sleepy(&e, NULL);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        t_case("offcpu_events_shown: mode %d", cases[k].mode);
+        pc_options o;
+        pc_options_init(&o);
+        o.offcpu = cases[k].mode;
+        pc_profile *p;
+        pc_error err;
+        T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_OK);
+        char *json = p ? written_text(p, PC_FORMAT_FIREFOX, NULL) : NULL;
+        char want[200];
+        snprintf(want, sizeof want, "\"product\":\"%s\"", cases[k].title);
+        T_CONTAINS(json, want);
+        free(json);
+        pc_profile_free(p);
+    }
+    spe_free(&e);
+}
