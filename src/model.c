@@ -141,7 +141,12 @@ uint32_t pc_event(pc_profile *p, uint32_t name, int unit, int offcpu)
     for (size_t e = 0; e < p->event.n; e++)
         if (p->event.name[e] == name)
             return (uint32_t)e;
-    if (p->event.n >= UINT16_MAX - 1)
+    return pc_event_append(p, name, unit, offcpu);
+}
+
+uint32_t pc_event_append(pc_profile *p, uint32_t name, int unit, int offcpu)
+{
+    if (p->oom || name == PC_NONE || p->event.n >= PC_MAX_EVENTS)
         return PC_NONE;
     struct pc_col cols[] = {PC_COL(p->event.name), PC_COL(p->event.unit),
                             PC_COL(p->event.offcpu)};

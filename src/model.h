@@ -244,11 +244,18 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
                       uint8_t cat, uint8_t exec);
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
+/* The most event types a profile holds: sample.event has 16 bits, and
+ * readers use the top value for "none". */
+#define PC_MAX_EVENTS (UINT16_MAX - 1)
 /* The event type named name (a string id), added with unit (enum pc_unit)
  * and offcpu when new; an existing one keeps what it was given first.
- * Returns its index, or PC_NONE when out of memory or past 65,534 types
- * (sample.event holds 16 bits). */
+ * Returns its index, or PC_NONE when out of memory (p->oom) or past
+ * PC_MAX_EVENTS types. */
 uint32_t pc_event(pc_profile *p, uint32_t name, int unit, int offcpu);
+/* The same for a list whose indexes must stay the recording's own
+ * (simpleperf's MetaInfo): always a new entry, even for a name seen
+ * before. */
+uint32_t pc_event_append(pc_profile *p, uint32_t name, int unit, int offcpu);
 /* Whether a perf event name (as perf and simpleperf print it, with or
  * without a ":u"-style modifier) is one of the clocks whose period is in
  * nanoseconds: cpu-clock and task-clock. */

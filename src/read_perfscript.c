@@ -409,7 +409,7 @@ static int event_of(reader *r, const ps_header *h, uint16_t *out)
     if (e == PC_NONE)
         return p->oom ? nomem(r)
                       : src_fail_at(r->in, r->err, r->line_off, "line %zu: more than %d "
-                                    "event types", r->line_no, UINT16_MAX - 2);
+                                    "event types", r->line_no, PC_MAX_EVENTS);
     if (ev.n > r->last_event_cap) {
         char *nb = realloc(r->last_event_buf, ev.n);
         if (!nb)

@@ -713,22 +713,22 @@ static int on_meta(build *b, const sp_record *rec)
         return PC_OK;
     }
     b->have_meta = 1;
-    if (rec->meta.n_event_types > UINT16_MAX + 1)
+    if (rec->meta.n_event_types > PC_MAX_EVENTS)
         return src_fail_at(b->in, b->err, rec->offset, "MetaInfo lists %zu "
-                           "event types (at most 65536 are supported)",
-                           rec->meta.n_event_types);
+                           "event types (at most %d are supported)",
+                           rec->meta.n_event_types, PC_MAX_EVENTS);
     /* Clock events count nanoseconds; with --trace-offcpu, the switch
      * samples stand for the time until the thread runs again (pc_offcpu
-     * measures it).  The same name twice would make sample event ids
-     * differ from the list's, so every entry gets its own slot. */
+     * measures it).  Samples name events by their place in this list. */
     for (size_t i = 0; i < rec->meta.n_event_types; i++) {
         uint32_t name = pc_intern(p, rec->meta.event_types[i].s, rec->meta.event_types[i].len);
+        if (name == PC_NONE)
+            return nomem(b);
         const char *s = pc_str(&p->str, name);
         int off = rec->meta.trace_offcpu && strstr(s, "sched_switch") != NULL;
         int unit = off || pc_perf_clock_event(s) ? PC_UNIT_NS : PC_UNIT_COUNT;
-        if (name != PC_NONE && pc_event(p, name, unit, off) != i)
-            return src_fail_at(b->in, b->err, rec->offset, "MetaInfo names event type "
-                               "\"%s\" twice", s);
+        if (pc_event_append(p, name, unit, off) == PC_NONE)
+            return nomem(b);
     }
     p->meta.app_package = opt_str(p, rec->meta.has_app_package, rec->meta.app_package);
     p->meta.app_type = opt_str(p, rec->meta.has_app_type, rec->meta.app_type);

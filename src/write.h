@@ -60,7 +60,7 @@ uint64_t pc_fx_zero(const pc_profile *p);
 /* The thread a viewer shows first: the app's main thread when the
  * recording names the app and that thread ran on a CPU; else the thread
  * with the most on-CPU weight; else the one with the most samples or heap
- * rows; PC_NONE in a profile with neither.  main_of is from
+ * rows with bytes to show; PC_NONE in a profile with neither.  main_of is from
  * pc_thread_order.  Returns 0, or -1 when out of memory. */
 int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out);
 

@@ -188,7 +188,11 @@ static int is_app(const pc_profile *p, uint32_t t, const uint32_t *main_of)
         return 0;
     size_t an = pc_str_len(&p->str, app), nn = pc_str_len(&p->str, name);
     const char *a = pc_str(&p->str, app), *n = pc_str(&p->str, name);
-    return (nn == an || (nn >= 15 && nn < an)) && memcmp(a, n, nn) == 0;
+    if (nn == an)
+        return memcmp(a, n, nn) == 0;
+    /* Kernel task names keep 15 bytes: the start of the name, or, as
+     * Android names dotted ones, the end. */
+    return nn >= 15 && nn < an && (memcmp(a, n, nn) == 0 || memcmp(a + an - nn, n, nn) == 0);
 }
 
 int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
@@ -209,7 +213,7 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
             on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
     }
     for (size_t i = 0; i < p->heap.n; i++)
-        any[p->heap.thread[i]]++;
+        any[p->heap.thread[i]] += pc_heap_shown(p, i) && pc_heap_value(p, i);
     uint32_t app = PC_NONE, busiest = PC_NONE, most = PC_NONE;
     for (size_t t = 0; t < nt; t++) {
         if (on[t] && p->thread.tid[t] == p->thread.pid[t] && app == PC_NONE &&

@@ -758,13 +758,14 @@ int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
     for (size_t k = 0; k < n_tracks; k++) {
         visible[k] = tracks[k].samples > 0;
         with_samples += visible[k];
-        if (selected == PC_NONE && tracks[k].thread == focus)
+        if (selected == PC_NONE && visible[k] && tracks[k].thread == focus)
             selected = k;
     }
     for (size_t k = 0; k < n_tracks && !with_samples; k++)
         visible[k] = 1;
-    if (selected == PC_NONE && n_tracks)
-        selected = 0;
+    for (size_t k = 0; k < n_tracks && selected == PC_NONE; k++)
+        if (visible[k])
+            selected = k;
     pc_fx_meta fm = {0, main_of, focus, title, visible, n_tracks, selected};
 
     uint64_t start = pc_fx_zero(p);
