@@ -158,10 +158,12 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
         has_stack = p->sample.stack[i] != PC_NONE;
     if (has_stack)
         return PC_OK;
-    uint64_t alloc = 0, freed = 0, shown = 0;
+    uint64_t alloc = 0, freed = 0, shown = 0, earlier = 0;
     for (size_t i = 0; i < p->heap.n; i++) {
-        if (!pc_heap_shown(p, i))
+        if (!pc_heap_shown(p, i)) {
+            earlier |= pc_heap_value(p, i);
             continue;
+        }
         shown |= pc_heap_value(p, i);
         alloc = alloc > UINT64_MAX - p->heap.alloc[i] ? UINT64_MAX : alloc + p->heap.alloc[i];
         freed = freed > UINT64_MAX - p->heap.freed[i] ? UINT64_MAX : freed + p->heap.freed[i];
@@ -176,8 +178,9 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
     if (p->heap.n)
         return pc_fail(err, PC_EINPUT, "%s: nothing to show: the heap dumps shown hold no "
                        "%s bytes (%" PRIu64 " bytes allocated, %" PRIu64 " freed by then); "
-                       "--heap allocated or --heap freed shows what they hold",
-                       name, pc_heap_measure_name(p), alloc, freed);
+                       "--heap allocated or --heap freed shows what they hold%s",
+                       name, pc_heap_measure_name(p), alloc, freed,
+                       earlier ? ", --heap-dump N an earlier dump that holds some" : "");
     if (p->sample.read)
         return pc_fail(err, PC_EINPUT, "%s: nothing to show: the options kept none of the "
                        "%zu samples of a recording of %.1f ms; threads with samples (tid, "

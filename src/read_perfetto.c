@@ -2237,9 +2237,10 @@ static void report(pf_reader *r)
         pc_log(o, PC_LOG_INFO, "%" PRIu64 " streaming allocation and %" PRIu64 " free "
                "packets carry no callstacks and were not converted",
                st->streaming_allocs, st->streaming_frees);
-    if (st->stack_samples || st->heap_graphs)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " StackSample and %" PRIu64 " Java heap graph "
-               "packets are not converted", st->stack_samples, st->heap_graphs);
+    if (st->stack_samples || st->heap_graphs || st->track_events)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " StackSample, %" PRIu64 " Java heap graph and "
+               "%" PRIu64 " TrackEvent packets are not converted", st->stack_samples,
+               st->heap_graphs, st->track_events);
     describe_rest(r);
 }
 
