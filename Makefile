@@ -2,6 +2,7 @@
 #   make                 build build/profconv and build/libprofconv.a
 #   make check           build and run every test
 #   make SAN=1 check     the same under AddressSanitizer and UBSan (build-san/)
+#   make TSAN=1 check    the same under ThreadSanitizer (build-tsan/)
 #   make example         build, generate an example profile, convert it
 #   make bench           run the benchmarks in bench/
 #   make install PREFIX=/usr/local
@@ -13,6 +14,13 @@ OPT ?= -O2 -g
 ifeq ($(SAN),1)
 BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT := -O1 -g
+STDCXX := -lstdc++
+else ifeq ($(TSAN),1)
+# ThreadSanitizer, for the tests that run the library on several threads:
+#   make TSAN=1 check T=threads
+BUILD := build-tsan
+SANFLAGS := -fsanitize=thread
 OPT := -O1 -g
 STDCXX := -lstdc++
 else

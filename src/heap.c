@@ -12,12 +12,10 @@
 #include "error.h"
 #include "transform.h"
 
-static const pc_profile *sort_p;
-
 /* Rows by thread, heap, time, dump. */
-static int cmp_row(const void *a, const void *b)
+static int cmp_row(const void *a, const void *b, const void *ctx)
 {
-    const pc_profile *p = sort_p;
+    const pc_profile *p = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     if (p->heap.thread[x] != p->heap.thread[y])
         return p->heap.thread[x] < p->heap.thread[y] ? -1 : 1;
@@ -54,9 +52,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     }
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
-    sort_p = p;
-    pc_qsort(order, n, sizeof *order, cmp_row);
-    sort_p = NULL;
+    pc_sort_ctx(order, n, sizeof *order, cmp_row, p);
     uint64_t start = p->meta.first_time;
     for (size_t i = 0; i < n;) {
         uint32_t t = p->heap.thread[order[i]], h = p->heap.heap[order[i]];

@@ -666,16 +666,14 @@ uint64_t pc_start_time(const pc_profile *p)
 
 /* Thread order for output: by process, the main thread (tid == pid) first,
  * then busiest first, then by tid. */
-static const pc_profile *order_p;
-
 static size_t samples_of(const pc_profile *p, uint32_t t)
 {
     return p->sample.first ? p->sample.first[t + 1] - p->sample.first[t] : 0;
 }
 
-static int thread_cmp(const void *a, const void *b)
+static int thread_cmp(const void *a, const void *b, const void *ctx)
 {
-    const pc_profile *p = order_p;
+    const pc_profile *p = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int64_t px = p->thread.pid[x], py = p->thread.pid[y];
     if (px != py)
@@ -699,11 +697,8 @@ void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of)
     size_t n = p->thread.n;
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
-    /* qsort has no context argument in C11; the comparator is total, so
-     * the result does not depend on the sort's stability. */
-    order_p = p;
-    pc_qsort(order, n, sizeof *order, thread_cmp);
-    order_p = NULL;
+    /* The comparator is total: the result does not depend on stability. */
+    pc_sort_ctx(order, n, sizeof *order, thread_cmp, p);
     if (!main_of)
         return;
     for (size_t k = 0; k < n;) {
@@ -903,4 +898,44 @@ int pc_order_switches(const pc_profile *p, uint32_t **perm, size_t **first)
     free(*perm);
     free(*first);
     return -1;
+}
+
+static void swap_items(unsigned char *a, unsigned char *b, size_t size)
+{
+    for (size_t k = 0; k < size; k++) {
+        unsigned char t = a[k];
+        a[k] = b[k];
+        b[k] = t;
+    }
+}
+
+/* Moves item root down the heap v[0..n) until no child is greater. */
+static void sift_down(unsigned char *v, size_t root, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *, const void *), const void *ctx)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && cmp(v + child * size, v + (child + 1) * size, ctx) < 0)
+            child++;
+        if (cmp(v + root * size, v + child * size, ctx) >= 0)
+            return;
+        swap_items(v + root * size, v + child * size, size);
+        root = child;
+    }
+}
+
+void pc_sort_ctx(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *, const void *ctx), const void *ctx)
+{
+    unsigned char *v = base;
+    if (n < 2)
+        return;
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(v, i, n, size, cmp, ctx);
+    for (size_t end = n - 1; end > 0; end--) {
+        swap_items(v, v + end * size, size);
+        sift_down(v, 0, end, size, cmp, ctx);
+    }
 }

@@ -414,4 +414,12 @@ static inline void pc_qsort(void *base, size_t n, size_t size,
 }
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
 
+/* Sorts n items of size bytes at base with a comparator that also gets
+ * ctx: C11's qsort has no such argument, and a context in a file-scope
+ * variable would be shared by conversions and writes on other threads.
+ * Not stable (a heapsort: no allocation); comparators that break every
+ * tie give the same order as qsort. */
+void pc_sort_ctx(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *, const void *ctx), const void *ctx);
+
 #endif

@@ -21,11 +21,9 @@ typedef struct symbols {
     uint32_t *map_mod;    /* per reader mapping: key module, or PC_NONE */
 } symbols;
 
-static const pf_reader *sort_r;
-
-static int cmp_sym(const void *a, const void *b)
+static int cmp_sym(const void *a, const void *b, const void *ctx)
 {
-    const pf_reader *r = sort_r;
+    const pf_reader *r = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     uint32_t mx = r->mod.path[r->sym.mod[x]], my = r->mod.path[r->sym.mod[y]];
     if (mx != my)
@@ -83,9 +81,7 @@ static int symbols_init(pf_reader *r, symbols *s)
     }
     for (size_t i = 0; i < ns; i++)
         s->order[i] = (uint32_t)i;
-    sort_r = r;
-    pc_qsort(s->order, ns, sizeof *s->order, cmp_sym);
-    sort_r = NULL;
+    pc_sort_ctx(s->order, ns, sizeof *s->order, cmp_sym, r);
     for (size_t i = 0; i < ns;) {
         uint32_t key = s->key_of[r->sym.mod[s->order[i]]];
         size_t j = i;
@@ -317,10 +313,11 @@ static uint32_t method_name(pf_reader *r, uint32_t cls, uint32_t meth)
     return id;
 }
 
-static int cmp_str_ids(const void *a, const void *b)
+static int cmp_str_ids(const void *a, const void *b, const void *ctx)
 {
+    const pf_reader *r = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return strcmp(pc_str(&sort_r->p->str, x), pc_str(&sort_r->p->str, y));
+    return strcmp(pc_str(&r->p->str, x), pc_str(&r->p->str, y));
 }
 
 /* Appends to out the deobfuscated names of the Java frame "cls.method"
@@ -376,9 +373,7 @@ static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, uint32_t name
             }
         n = (int)found.n;
     } else if (found.n) {
-        sort_r = r;
-        pc_qsort(found.v, found.n, sizeof *found.v, cmp_str_ids);
-        sort_r = NULL;
+        pc_sort_ctx(found.v, found.n, sizeof *found.v, cmp_str_ids, r);
         size_t len = 0, cap = 64;
         char *buf = malloc(cap);
         for (size_t k = 0; buf && k < found.n; k++) {

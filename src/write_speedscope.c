@@ -189,12 +189,9 @@ static int plan_samples(ss_state *st)
     return 0;
 }
 
-/* qsort has no context argument in C11. */
-static const ss_state *heap_sort_st;
-
-static int heap_cmp(const void *a, const void *b)
+static int heap_cmp(const void *a, const void *b, const void *ctx)
 {
-    const ss_state *st = heap_sort_st;
+    const ss_state *st = ctx;
     const pc_profile *p = st->p;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     uint32_t rx = st->rank[p->heap.thread[x]], ry = st->rank[p->heap.thread[y]];
@@ -216,9 +213,7 @@ static int plan_heap(ss_state *st)
     for (size_t i = 0; i < p->heap.n; i++)
         if (pc_heap_shown(p, i) && pc_heap_value(p, i) != 0)
             st->heap_perm[st->n_heap_rows++] = (uint32_t)i;
-    heap_sort_st = st;
-    pc_qsort(st->heap_perm, st->n_heap_rows, sizeof *st->heap_perm, heap_cmp);
-    heap_sort_st = NULL;
+    pc_sort_ctx(st->heap_perm, st->n_heap_rows, sizeof *st->heap_perm, heap_cmp, st);
     for (size_t k = 0; k < st->n_heap_rows;) {
         uint32_t r = st->heap_perm[k];
         size_t j = k;

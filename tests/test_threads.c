@@ -1,5 +1,6 @@
 /* Reading on a second thread changes nothing but the time: the same
  * profile, byte for byte, and the same errors, as with one thread. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,4 +107,78 @@ TEST(threads_many_batches)
     same_both_ways(e.out.data, e.out.len, "event out of range");
     same_both_ways(e.out.data, e.out.len * 2 / 3, "truncated late");
     spe_free(&e);
+}
+
+/* Conversions and writes of different profiles on several threads at once
+ * share nothing: each gives the bytes it gives alone.  A race shows under
+ * ThreadSanitizer (make TSAN=1 check T=threads, which .ci/run runs with
+ * halt_on_error). */
+typedef struct job {
+    const spe *input;
+    const unsigned char *want[3];
+    size_t want_len[3];
+    int bad;
+} job;
+
+static const int job_formats[3] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO, PC_FORMAT_SPEEDSCOPE};
+
+static int convert_write(const spe *in, int format, unsigned char **out, size_t *n)
+{
+    pc_profile *p = NULL;
+    pc_error err;
+    pc_write_options w;
+    pc_write_options_init(&w);
+    w.format = format;
+    int st = convert_bytes(in->out.data, in->out.len, NULL, &p, &err);
+    if (st == PC_OK)
+        st = pc_write_memory(p, &w, out, n, &err);
+    pc_profile_free(p);
+    return st;
+}
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    for (int round = 0; round < 25 && !j->bad; round++)
+        for (int f = 0; f < 3; f++) {
+            unsigned char *out = NULL;
+            size_t n = 0;
+            j->bad |= convert_write(j->input, job_formats[f], &out, &n) != PC_OK ||
+                      n != j->want_len[f] || memcmp(out, j->want[f], n) != 0;
+            free(out);
+        }
+    return NULL;
+}
+
+TEST(threads_concurrent_conversions)
+{
+    enum { N = 4 };
+    spe in[2];
+    fx_android(&in[0]);
+    fx_android(&in[1]);
+    job jobs[N];
+    unsigned char *ref[2][3] = {{0}};
+    size_t ref_len[2][3] = {{0}};
+    for (int k = 0; k < 2; k++)
+        for (int f = 0; f < 3; f++)
+            T_EQ_INT(convert_write(&in[k], job_formats[f], &ref[k][f], &ref_len[k][f]), PC_OK);
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i].input = &in[i % 2];
+        for (int f = 0; f < 3; f++) {
+            jobs[i].want[f] = ref[i % 2][f];
+            jobs[i].want_len[f] = ref_len[i % 2][f];
+        }
+        jobs[i].bad = 0;
+        T_EQ_INT(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        T_EQ_INT(jobs[i].bad, 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        for (int f = 0; f < 3; f++)
+            free(ref[k][f]);
+        spe_free(&in[k]);
+    }
 }
