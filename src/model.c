@@ -646,24 +646,6 @@ void pc_note_extent(pc_profile *p)
     p->meta.shown_last = p->meta.last_time;
 }
 
-uint64_t pc_start_time(const pc_profile *p)
-{
-    uint64_t t = UINT64_MAX;
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] < t)
-            t = p->sample.time[i];
-    for (size_t i = 0; i < p->sw.n; i++)
-        if (p->sw.time[i] < t)
-            t = p->sw.time[i];
-    for (size_t i = 0; i < p->marker.n; i++)
-        if (p->marker.start[i] < t)
-            t = p->marker.start[i];
-    for (size_t i = 0; i < p->heap.n; i++)
-        if (p->heap.time[i] < t)
-            t = p->heap.time[i];
-    return t == UINT64_MAX ? 0 : t;
-}
-
 /* Thread order for output: by process, the main thread (tid == pid) first,
  * then busiest first, then by tid. */
 static size_t samples_of(const pc_profile *p, uint32_t t)

@@ -350,9 +350,6 @@ uint64_t pc_end_time(const pc_profile *p);
  * when out of memory. */
 int pc_order_switches(const pc_profile *p, uint32_t **perm, size_t **first);
 
-/* Earliest time of any sample, switch or marker (0 when there are none). */
-uint64_t pc_start_time(const pc_profile *p);
-
 /* Grows each column in cols to hold need rows; *cap is the common
  * capacity.  Returns 0, or -1 when out of memory (columns stay valid). */
 struct pc_col {
