@@ -37,36 +37,43 @@ CFLAGS_ALL = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -
 LDFLAGS_ALL = -pthread $(SANFLAGS) $(LDFLAGS)
 LDLIBS_ALL = -lisal -lzstd -lz $(STDCXX) -lm $(LDLIBS)
 
-LIB_SRC := $(filter-out src/cli.c,$(wildcard src/*.c))
-LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
-TEST_SRC := $(wildcard tests/*.c)
+# Sources are found in their folders (src/ is laid out by pipeline stage);
+# header dependencies come from the compiler (-MMD), so a new file needs no
+# line here.
+LIB_SRC := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(sort $(shell find tests -name '*.c'))
 FUZZ_SRC := $(wildcard fuzz/*.c)
-TEST_OBJ := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%.o) $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(FUZZ_SRC:%.c=$(BUILD)/%.o)
+DEPFLAGS = -MMD -MP
+TEST_INC := -Itests -Itests/support -Ifuzz
 BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/skim
 
 all: $(BUILD)/profconv
 
-$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) include/profconv.h
+$(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard fuzz/*.h) $(wildcard src/*.h) include/profconv.h
+$(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -Ifuzz -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(TEST_INC) -c -o $@ $<
 
-$(BUILD)/fuzz/%.o: fuzz/%.c $(wildcard fuzz/*.h) $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+$(BUILD)/fuzz/%.o: fuzz/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -Ifuzz -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(TEST_INC) -c -o $@ $<
 
-$(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) $(wildcard tests/*.h) $(wildcard src/*.h) include/profconv.h
+$(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(TEST_INC) -c -o $@ $<
 
 $(BUILD)/libprofconv.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/profconv: $(BUILD)/src/cli.o $(BUILD)/libprofconv.a
+$(BUILD)/profconv: $(CLI_OBJ) $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/run-tests: $(TEST_OBJ) $(BUILD)/libprofconv.a
@@ -114,14 +121,14 @@ FUZZ_SECONDS ?= 20
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
                $(FUZZ_SAN) -fsanitize=fuzzer-no-link -DPC_FUZZ_LIBFUZZER \
-               -Iinclude -Isrc -Itests -Ifuzz
+               -Iinclude -Isrc -Itests -Itests/support -Ifuzz
 FUZZ_SUPPORT := tests/fixtures.c tests/sp_encode.c tests/processed_valid.c \
                 tests/gecko_valid.c tests/jsonmini.c fuzz/fuzz_common.c
 FUZZ_OBJ := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRC) $(FUZZ_SUPPORT))
 
-build-fuzz/%.o: %.c $(wildcard src/*.h) $(wildcard tests/*.h) $(wildcard fuzz/*.h) include/profconv.h
+build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-fuzz/fuzz-%: build-fuzz/fuzz/fuzz_%.o $(FUZZ_OBJ)
 	$(FUZZ_CC) -pthread $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lisal -lzstd -lz -lstdc++ -lm
@@ -146,12 +153,12 @@ fuzz-smoke: fuzz-build
 AFL_CC ?= afl-clang-fast
 AFL_DRIVER ?= /usr/lib/afl/libAFLDriver.a
 AFL_CFLAGS := -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
-              -DPC_FUZZ_LIBFUZZER -Iinclude -Isrc -Itests -Ifuzz
+              -DPC_FUZZ_LIBFUZZER -Iinclude -Isrc -Itests -Itests/support -Ifuzz
 AFL_OBJ := $(patsubst %.c,build-afl/%.o,$(LIB_SRC) $(FUZZ_SUPPORT))
 
-build-afl/%.o: %.c $(wildcard src/*.h) $(wildcard tests/*.h) $(wildcard fuzz/*.h) include/profconv.h
+build-afl/%.o: %.c
 	@mkdir -p $(dir $@)
-	AFL_QUIET=1 $(AFL_CC) $(AFL_CFLAGS) -c -o $@ $<
+	AFL_QUIET=1 $(AFL_CC) $(AFL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-afl/fuzz-%: build-afl/fuzz/fuzz_%.o $(AFL_OBJ)
 	AFL_QUIET=1 $(AFL_CC) -pthread -o $@ $^ $(AFL_DRIVER) -lisal -lzstd -lz -lstdc++ -lm
@@ -169,5 +176,7 @@ install: $(BUILD)/profconv $(BUILD)/libprofconv.a
 
 clean:
 	rm -rf build build-san build-fuzz build-afl example.trace example.json.gz
+
+-include $(shell find $(BUILD) build-fuzz build-afl -name '*.d' 2>/dev/null)
 
 .PHONY: all check example bench install clean fuzz-build fuzz-smoke fuzz-afl fuzz-replay

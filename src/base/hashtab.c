@@ -1,0 +1,88 @@
+#include "base/hashtab.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+_Atomic uint64_t pc_hash_key_value;
+
+uint64_t pc_hash_key_init(void)
+{
+    uint64_t k = 0;
+    int fd = open("/dev/urandom", O_RDONLY);
+    if (fd >= 0) {
+        if (read(fd, &k, sizeof k) != (ssize_t)sizeof k)
+            k = 0;
+        close(fd);
+    }
+    /* Without the device, what differs between runs: time, process id
+     * and where the system placed this process. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    k ^= pc_mix64((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+                  (uint64_t)getpid() << 20 ^ (uint64_t)(uintptr_t)&k);
+    if (!k)
+        k = 1;
+    /* The first key set wins, so every thread hashes alike. */
+    uint64_t none = 0;
+    if (!atomic_compare_exchange_strong(&pc_hash_key_value, &none, k))
+        k = none;
+    return k;
+}
+
+int pc_htab_reserve(pc_htab *t, size_t n)
+{
+    size_t cap = t->slot ? t->mask + 1 : 0;
+    if (n <= cap / 2)
+        return 0;
+    size_t ncap = cap ? cap : 16;
+    while (n > ncap / 2) {
+        if (ncap > SIZE_MAX / 2 / sizeof(uint64_t))
+            return -1;
+        ncap *= 2;
+    }
+    uint64_t *slot = calloc(ncap, sizeof *slot);
+    if (!slot)
+        return -1;
+    size_t mask = ncap - 1;
+    for (size_t i = 0; i < cap; i++) {
+        uint64_t s = t->slot[i];
+        if (!s)
+            continue;
+        size_t j = (uint32_t)(s >> 32) & mask;
+        while (slot[j])
+            j = (j + 1) & mask;
+        slot[j] = s;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->mask = mask;
+    return 0;
+}
+
+void pc_htab_free(pc_htab *t)
+{
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+uint64_t pc_hash_bytes(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = pc_hash_key() ^ len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+        p += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    if (len)
+        memcpy(&w, p, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return pc_mix64(h);
+}

@@ -1,0 +1,431 @@
+/* The public entry points: detect the input format, read, transform,
+ * write. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert.h"
+#include "base/error.h"
+#include "model/model.h"
+#include "read/perfetto/perfetto.h"
+#include "read/perfscript/perfscript.h"
+#include "read/simpleperf/simpleperf.h"
+#include "io/sink.h"
+#include "io/source.h"
+#include "transform/transform.h"
+#include "write/write.h"
+
+void pc_options_init(pc_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->remove_gaps = -1;
+    o->time_start = -1;
+    o->time_end = -1;
+    o->switch_markers = 1;
+    o->max_depth = PC_MAX_DEPTH_DEFAULT;
+}
+
+void pc_write_options_init(pc_write_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = PC_FORMAT_FIREFOX;
+    o->gzip_level = 1;
+    o->folded_prefix = PC_FOLDED_THREAD;
+    o->pprof_pid = -1;
+}
+
+typedef struct progress_bridge {
+    const pc_options *o;
+    const pc_profile *p;
+} progress_bridge;
+
+static void tell_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    const progress_bridge *b = ctx;
+    pc_progress pr = {done, total, b->p->sample.n};
+    b->o->progress(b->o->progress_ctx, &pr);
+}
+
+static int read_format(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err);
+
+static int read_any(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
+{
+    progress_bridge b = {o, p};
+    if (o->progress)
+        src_set_progress(in, tell_progress, &b);
+    int st = read_format(in, p, o, err);
+    if (st == PC_OK)
+        src_report_end(in);
+    src_set_progress(in, NULL, NULL);
+    return st;
+}
+
+static int read_format(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
+{
+    int got = src_need(in, SP_MAGIC_LEN, err);
+    if (got < 0)
+        return -got;
+    if (src_avail(in) == 0)
+        return src_fail_at(in, err, 0, "the input is empty");
+    if (sp_detect(src_ptr(in), src_avail(in)))
+        return pc_read_simpleperf(in, p, o, err);
+    /* Text first: a perf script file starting with a blank line would
+     * pass for a Perfetto packet tag. */
+    got = src_need(in, PS_DETECT_LEN, err);
+    if (got < 0)
+        return -got;
+    if (ps_detect(src_ptr(in), src_avail(in)))
+        return pc_read_perfscript(in, p, o, err);
+    if (pf_detect(src_ptr(in), src_avail(in)))
+        return pc_read_perfetto(in, p, o, err);
+    return src_fail_at(in, err, 0, "unknown input format (expected a simpleperf "
+                                   "report-sample file, which starts with "
+                                   "SIMPLEPERF, a Perfetto trace or the text of "
+                                   "perf script)");
+}
+
+/* simpleperf's report scripts drop short gaps by default; other inputs
+ * keep every sample unless asked. */
+static int gaps_of(const pc_profile *p, const pc_options *o)
+{
+    if (o->remove_gaps >= 0)
+        return o->remove_gaps;
+    return p->meta.source != PC_NONE &&
+           strcmp(pc_str(&p->str, p->meta.source), "simpleperf") == 0 ? 3 : 0;
+}
+
+/* A thread and its sample count, to list the busiest first (then by
+ * tid); the comparator needs nothing else, so conversions on several
+ * threads do not share state. */
+typedef struct busy {
+    size_t n;
+    int64_t tid;
+    uint32_t t;
+} busy;
+
+static int by_samples(const void *a, const void *b)
+{
+    const busy *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* "tid name (pid P, N samples), ..." for the busiest threads of a grouped
+ * profile, in a new string; NULL when out of memory. */
+static char *threads_text(const pc_profile *p)
+{
+    enum { SHOWN = 8, SIZE = 1024 };
+    size_t nt = p->thread.n, k = 0;
+    busy *t = malloc((nt + 1) * sizeof *t);
+    char *buf = malloc(SIZE);
+    if (!t || !buf) {
+        free(t);
+        free(buf);
+        return NULL;
+    }
+    for (size_t i = 0; i < nt; i++)
+        if (p->sample.first[i + 1] > p->sample.first[i])
+            t[k++] = (busy){p->sample.first[i + 1] - p->sample.first[i], p->thread.tid[i],
+                            (uint32_t)i};
+    pc_qsort(t, k, sizeof *t, by_samples);
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < k && i < SHOWN && used < SIZE; i++) {
+        uint32_t x = t[i].t;
+        int n = snprintf(buf + used, SIZE - used, "%s%" PRId64 " %.40s (pid %" PRId64 ", %zu)",
+                         i ? ", " : "", p->thread.tid[x], pc_str(&p->str, p->thread.name[x]),
+                         p->thread.pid[x], t[i].n);
+        used = n < 0 ? SIZE : used + (size_t)n;
+    }
+    if (k > SHOWN && used < SIZE)
+        snprintf(buf + used, SIZE - used, " and %zu more", k - SHOWN);
+    free(t);
+    return buf;
+}
+
+/* A result with nothing to show is an error that says what the input held
+ * and what would have given samples: an empty profile would only make the
+ * viewers refuse it or draw empty tracks. */
+static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
+                           size_t heap_read, pc_error *err)
+{
+    int has_stack = 0;
+    for (size_t i = 0; i < p->sample.n && !has_stack; i++)
+        has_stack = p->sample.stack[i] != PC_NONE;
+    if (has_stack)
+        return PC_OK;
+    uint64_t alloc = 0, freed = 0, shown = 0, earlier = 0;
+    for (size_t i = 0; i < p->heap.n; i++) {
+        if (!pc_heap_shown(p, i)) {
+            earlier |= pc_heap_value(p, i);
+            continue;
+        }
+        shown |= pc_heap_value(p, i);
+        alloc = alloc > UINT64_MAX - p->heap.alloc[i] ? UINT64_MAX : alloc + p->heap.alloc[i];
+        freed = freed > UINT64_MAX - p->heap.freed[i] ? UINT64_MAX : freed + p->heap.freed[i];
+    }
+    if (shown)
+        return PC_OK;
+    const char *name = src_name(in);
+    double span = (double)(p->meta.last_time - p->meta.first_time) / 1e6;
+    if (p->sample.n)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: none of the %zu samples kept "
+                       "has a callstack", name, p->sample.n);
+    if (p->heap.n)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: the heap dumps shown hold no "
+                       "%s bytes (%" PRIu64 " bytes allocated, %" PRIu64 " freed by then); "
+                       "--heap allocated or --heap freed shows what they hold%s",
+                       name, pc_heap_measure_name(p), alloc, freed,
+                       earlier ? ", --heap-dump N an earlier dump that holds some" : "");
+    if (p->sample.read)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: the options kept none of the "
+                       "%zu samples of a recording of %.1f ms; threads with samples (tid, "
+                       "name, pid, samples): %s", name, p->sample.read, span,
+                       threads ? threads : "");
+    if (heap_read)
+        return pc_fail(err, PC_EINPUT, "%s: nothing to show: the options kept none of the "
+                       "%zu heap callsites of a recording of %.1f ms", name, heap_read, span);
+    return pc_fail(err, PC_EINPUT, "%s: nothing to show: the input holds no samples%s%s", name,
+                   p->meta.empty_hint != PC_NONE ? "; " : "",
+                   p->meta.empty_hint != PC_NONE ? pc_str(&p->str, p->meta.empty_hint) : "");
+}
+
+static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error *err,
+                   int refuse_empty)
+{
+    pc_options defaults;
+    if (!o) {
+        pc_options_init(&defaults);
+        o = &defaults;
+    }
+    if (!src_claim(in))
+        return pc_fail(err, PC_EUSAGE, "%s: the input was converted already",
+                       src_name(in));
+    pc_profile *p = pc_profile_new();
+    if (!p)
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    p->depth.max = o->max_depth;
+    int st = read_any(in, p, o, err);
+    if (st == PC_OK)
+        pc_note_extent(p);
+    if (st == PC_OK && p->depth.cut)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " callstacks deeper than %zu frames keep only "
+               "their %zu innermost frames (the deepest has %zu; --max-depth sets the limit)",
+               p->depth.cut, p->depth.max, p->depth.max, p->depth.deepest);
+    if (st == PC_OK && pc_group_samples(p) < 0)
+        st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    /* What the options could have kept, should they keep nothing. */
+    char *threads = NULL;
+    size_t heap_read = p->heap.n;
+    if (st == PC_OK && p->sample.n && !(threads = threads_text(p)))
+        st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    /* Off-CPU durations and markers need every event, before filters. */
+    if (st == PC_OK)
+        st = pc_offcpu(p, o, err);
+    if (st == PC_OK)
+        st = pc_select_events(p, o, err);
+    if (st == PC_OK)
+        st = pc_switch_markers(p, o, err);
+    if (st == PC_OK)
+        st = pc_filter_threads(p, o, err);
+    if (st == PC_OK)
+        st = pc_filter_time(p, o, err);
+    if (st == PC_OK)
+        st = pc_java_frames(p, o, err);
+    /* One thread per CPU once the threads to look at are chosen. */
+    if (st == PC_OK)
+        st = pc_percpu(p, o, err);
+    /* simpleperf aggregates threads before it removes gaps. */
+    if (st == PC_OK)
+        st = pc_aggregate_threads(p, o, err);
+    if (st == PC_OK)
+        st = pc_select_heap(p, o, err);
+    if (st == PC_OK)
+        st = pc_remove_gaps(p, gaps_of(p, o), o, err);
+    /* Off-CPU leaves go on the final stacks, which removed frames and
+     * folded JIT frames no longer change. */
+    if (st == PC_OK)
+        st = pc_offcpu_mix(p, err);
+    if (st == PC_OK && refuse_empty)
+        st = nothing_to_show(p, in, threads, heap_read, err);
+    free(threads);
+    if (st != PC_OK) {
+        pc_profile_free(p);
+        return st;
+    }
+    *out = p;
+    return PC_OK;
+}
+
+int pc_convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error *err)
+{
+    return convert(in, o, out, err, 1);
+}
+
+int pc_convert_unchecked(pc_input *in, const pc_options *o, pc_profile **out,
+                         pc_error *err)
+{
+    return convert(in, o, out, err, 0);
+}
+
+void pc_profile_summary(const pc_profile *p, pc_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->threads = p->thread.n;
+    s->samples = p->sample.n;
+    s->samples_read = p->sample.read;
+    s->stacks = p->stack.n;
+    s->frames = p->frame.n;
+    for (size_t i = 0; i < p->heap.n; i++)
+        s->heap_rows += pc_heap_shown(p, i);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *err)
+{
+    /* Threads are few: collect one pid per thread, sort, deduplicate. */
+    size_t nt = p->thread.n, k = 0;
+    uint8_t *used = calloc(nt + 1, 1);
+    int64_t *v = malloc((nt + 1) * sizeof *v);
+    if (!used || !v) {
+        free(used);
+        free(v);
+        return pc_fail(err, PC_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < p->sample.n; i++)
+        used[p->sample.thread[i]] = 1;
+    for (size_t i = 0; i < p->heap.n; i++)
+        used[p->heap.thread[i]] = 1;
+    for (size_t t = 0; t < nt; t++)
+        if (used[t])
+            v[k++] = p->thread.pid[t];
+    pc_qsort(v, k, sizeof *v, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (m == 0 || v[m - 1] != v[i])
+            v[m++] = v[i];
+    free(used);
+    *pids = v;
+    *n = m;
+    return PC_OK;
+}
+
+int pc_format_by_name(const char *name)
+{
+    if (strcmp(name, "gecko") == 0)
+        return PC_FORMAT_GECKO;
+    if (strcmp(name, "firefox") == 0)
+        return PC_FORMAT_FIREFOX;
+    if (strcmp(name, "folded") == 0)
+        return PC_FORMAT_FOLDED;
+    if (strcmp(name, "pprof") == 0)
+        return PC_FORMAT_PPROF;
+    if (strcmp(name, "speedscope") == 0)
+        return PC_FORMAT_SPEEDSCOPE;
+    return PC_FORMAT_NONE;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int pc_format_from_path(const char *path, int *gzip)
+{
+    *gzip = ends_with(path, ".gz");
+    if (ends_with(path, ".speedscope.json") || ends_with(path, ".speedscope.json.gz"))
+        return PC_FORMAT_SPEEDSCOPE;
+    if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
+        return PC_FORMAT_FIREFOX;
+    if (ends_with(path, ".folded") || ends_with(path, ".folded.gz"))
+        return PC_FORMAT_FOLDED;
+    if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pprof.gz"))
+        return PC_FORMAT_PPROF;
+    return PC_FORMAT_NONE;
+}
+
+/* 0 means no compression to the sink. */
+static int gzip_level(const pc_write_options *o)
+{
+    if (!o->gzip)
+        return 0;
+    return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
+}
+
+static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
+                    pc_error *err)
+{
+    switch (o->format) {
+    case PC_FORMAT_GECKO:
+        return pc_write_gecko(p, s, err);
+    case PC_FORMAT_FIREFOX:
+        return pc_write_processed(p, s, err);
+    case PC_FORMAT_FOLDED:
+        return pc_write_folded(p, o, s, err);
+    case PC_FORMAT_PPROF:
+        return pc_write_pprof(p, o->pprof_pid, s, err);
+    case PC_FORMAT_SPEEDSCOPE:
+        return pc_write_speedscope(p, s, err);
+    }
+    return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
+}
+
+/* Browsers cap a string at 2^29 - 24 characters (V8; 2^30 in
+ * SpiderMonkey), and the profiler reads a file into one string. */
+#define JSON_LIMIT (512ull << 20)
+
+static void check_size(const pc_sink *s, const char *path, const pc_write_options *o)
+{
+    uint64_t limit = o->json_limit ? o->json_limit : JSON_LIMIT;
+    uint64_t n = sink_bytes(s);
+    if (!o->log || n <= limit ||
+        (o->format != PC_FORMAT_FIREFOX && o->format != PC_FORMAT_GECKO &&
+         o->format != PC_FORMAT_SPEEDSCOPE))
+        return;
+    char line[512];
+    snprintf(line, sizeof line, "%s: the JSON is %.0f MiB, more than the %.0f MiB a browser "
+             "reads as one string, so the profiler will not open it: keep less with "
+             "--tid, --pid, --thread-name or --time-range, or use --to pprof or --to folded",
+             path, (double)n / (1 << 20), (double)limit / (1 << 20));
+    o->log(o->log_ctx, PC_LOG_WARN, line);
+}
+
+int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
+             pc_error *err)
+{
+    pc_sink *s;
+    int st = sink_open_file(&s, path, gzip_level(o), err);
+    if (st != PC_OK)
+        return st;
+    if ((st = write_to(p, s, o, err)) != PC_OK) {
+        sink_abort(s);
+        return st;
+    }
+    check_size(s, strcmp(path, "-") == 0 ? "<stdout>" : path, o);
+    return sink_finish(s, NULL, NULL, err);
+}
+
+int pc_write_memory(const pc_profile *p, const pc_write_options *o,
+                    unsigned char **data, size_t *size, pc_error *err)
+{
+    pc_sink *s;
+    int st = sink_open_memory(&s, gzip_level(o), err);
+    if (st != PC_OK)
+        return st;
+    if ((st = write_to(p, s, o, err)) != PC_OK) {
+        sink_abort(s);
+        return st;
+    }
+    check_size(s, "<memory>", o);
+    return sink_finish(s, data, size, err);
+}

@@ -1,0 +1,395 @@
+#include "io/source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/error.h"
+
+#define CHUNK (1u << 20)
+
+struct pc_input {
+    char *name;
+    int fd;               /* -1 for memory input */
+    int close_fd;
+    const uint8_t *mem;   /* memory input: the raw bytes */
+    size_t mem_size, mem_pos;
+
+    uint8_t *buf;         /* decoded window; == mem for plain memory input */
+    size_t pos, len, cap;
+    int owns_buf;
+    uint64_t base;        /* stream offset of buf[0] */
+    int eof;              /* no more decoded bytes will arrive */
+    int claimed;
+
+    int gzip;
+    z_stream zs;
+    uint8_t *zin;         /* compressed staging for fd input */
+    size_t zin_cap;
+    int zs_ready;         /* inflateInit2 done */
+    int member_done;      /* the current gzip member has ended */
+
+    uint64_t raw_read;    /* bytes read from the file or memory so far */
+    uint64_t raw_size;    /* the file's size, or 0 when unknown */
+    uint64_t next_report; /* raw_read at which to call progress next */
+    src_progress_fn progress;
+    void *progress_ctx;
+};
+
+/* Progress is told at most once a MiB of input read. */
+#define REPORT_EVERY (1u << 20)
+
+static void count_read(pc_input *in, size_t n)
+{
+    in->raw_read += n;
+    if (in->progress && in->raw_read >= in->next_report) {
+        while (in->next_report <= in->raw_read)
+            in->next_report += REPORT_EVERY;
+        in->progress(in->progress_ctx, in->raw_read, in->raw_size);
+    }
+}
+
+static int io_fail(pc_input *in, pc_error *err, const char *what)
+{
+    return -pc_fail(err, PC_EIO, "%s: %s: %s", in->name, what, strerror(errno));
+}
+
+/* Reads raw (possibly compressed) bytes.  Returns the count, 0 at end of
+ * input, -1 on error. */
+static ssize_t raw_read(pc_input *in, uint8_t *dst, size_t n)
+{
+    if (in->fd < 0) {
+        size_t left = in->mem_size - in->mem_pos;
+        if (n > left)
+            n = left;
+        memcpy(dst, in->mem + in->mem_pos, n);
+        in->mem_pos += n;
+        count_read(in, n);
+        return (ssize_t)n;
+    }
+    for (;;) {
+        ssize_t r = read(in->fd, dst, n);
+        if (r > 0)
+            count_read(in, (size_t)r);
+        if (r >= 0 || errno != EINTR)
+            return r;
+    }
+}
+
+static int alloc_input(pc_input **out, const char *name, pc_error *err)
+{
+    pc_input *in = calloc(1, sizeof *in);
+    if (in)
+        in->name = strdup(name);
+    if (!in || !in->name) {
+        free(in);
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory", name);
+    }
+    in->fd = -1;
+    *out = in;
+    return PC_OK;
+}
+
+static int grow_window(pc_input *in, pc_error *err)
+{
+    size_t cap = in->cap ? in->cap * 2 : CHUNK;
+    if (cap < in->cap) {
+        errno = ENOMEM;
+        return -pc_fail(err, PC_ENOMEM, "%s: input window too large", in->name);
+    }
+    uint8_t *b = realloc(in->buf, cap);
+    if (!b)
+        return -pc_fail(err, PC_ENOMEM, "%s: out of memory", in->name);
+    in->buf = b;
+    in->cap = cap;
+    return 0;
+}
+
+static int start_gzip(pc_input *in, pc_error *err)
+{
+    memset(&in->zs, 0, sizeof in->zs);
+    /* 16 + MAX_WBITS: gzip wrapper only, so a zlib stream is not mistaken
+     * for one. */
+    if (inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK)
+        return -pc_fail(err, PC_ENOMEM, "%s: cannot start gzip decoder", in->name);
+    in->zs_ready = 1;
+    in->gzip = 1;
+    return 0;
+}
+
+/* Supplies the decoder with more compressed bytes; 0 at end of input. */
+static int feed_gzip(pc_input *in, pc_error *err)
+{
+    if (in->zs.avail_in)
+        return 1;
+    if (in->fd < 0) {
+        size_t left = in->mem_size - in->mem_pos;
+        if (!left)
+            return 0;
+        if (left > UINT32_MAX / 2)
+            left = UINT32_MAX / 2;
+        in->zs.next_in = (Bytef *)(in->mem + in->mem_pos);
+        in->zs.avail_in = (uInt)left;
+        in->mem_pos += left;
+        count_read(in, left);
+        return 1;
+    }
+    ssize_t r = raw_read(in, in->zin, in->zin_cap);
+    if (r < 0)
+        return io_fail(in, err, "read failed");
+    in->zs.next_in = in->zin;
+    in->zs.avail_in = (uInt)r;
+    return r > 0;
+}
+
+/* Decodes until at least one more byte is in the window or the stream
+ * ends; the caller guarantees room in the window. */
+static int fill_gzip(pc_input *in, pc_error *err)
+{
+    size_t before = in->len;
+    while (in->len == before) {
+        int more;
+        if (in->member_done) {
+            if ((more = feed_gzip(in, err)) < 0)
+                return more;
+            if (!more) {
+                in->eof = 1;
+                return 0;
+            }
+            /* Another member may follow (as `cat a.gz b.gz` makes); anything
+             * else after the stream is corrupt. */
+            if (in->zs.next_in[0] != 0x1f)
+                return -pc_fail(err, PC_EINPUT,
+                                "%s: compressed offset %lu: trailing data after the gzip stream",
+                                in->name, in->zs.total_in);
+            inflateReset(&in->zs);
+            in->member_done = 0;
+        }
+        if ((more = feed_gzip(in, err)) < 0)
+            return more;
+        if (!more)
+            return -pc_fail(err, PC_EINPUT,
+                            "%s: compressed offset %lu: gzip data is truncated",
+                            in->name, in->zs.total_in);
+        in->zs.next_out = in->buf + in->len;
+        size_t room = in->cap - in->len;
+        in->zs.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+        int z = inflate(&in->zs, Z_NO_FLUSH);
+        in->len = (size_t)(in->zs.next_out - in->buf);
+        if (z == Z_STREAM_END)
+            in->member_done = 1;
+        else if (z != Z_OK && z != Z_BUF_ERROR)
+            return -pc_fail(err, PC_EINPUT,
+                            "%s: compressed offset %lu: corrupt gzip data (%s)",
+                            in->name, in->zs.total_in,
+                            in->zs.msg ? in->zs.msg : "inflate failed");
+    }
+    return 0;
+}
+
+static int fill_plain(pc_input *in, pc_error *err)
+{
+    ssize_t r = raw_read(in, in->buf + in->len, in->cap - in->len);
+    if (r < 0)
+        return io_fail(in, err, "read failed");
+    if (r == 0)
+        in->eof = 1;
+    in->len += (size_t)r;
+    return 0;
+}
+
+int src_need(pc_input *in, size_t n, pc_error *err)
+{
+    if (in->len - in->pos >= n)
+        return 1;
+    if (!in->owns_buf)
+        return 0;
+    if (in->pos) {
+        memmove(in->buf, in->buf + in->pos, in->len - in->pos);
+        in->base += in->pos;
+        in->len -= in->pos;
+        in->pos = 0;
+    }
+    while (in->len < n && !in->eof) {
+        int r;
+        /* Grow only when the window is full of real data. */
+        if (in->len == in->cap && (r = grow_window(in, err)) < 0)
+            return r;
+        r = in->gzip ? fill_gzip(in, err) : fill_plain(in, err);
+        if (r < 0)
+            return r;
+    }
+    return in->len >= n;
+}
+
+const uint8_t *src_ptr(const pc_input *in)
+{
+    return in->buf + in->pos;
+}
+
+size_t src_avail(const pc_input *in)
+{
+    return in->len - in->pos;
+}
+
+void src_skip(pc_input *in, size_t n)
+{
+    in->pos += n;
+}
+
+uint64_t src_offset(const pc_input *in)
+{
+    return in->base + in->pos;
+}
+
+const char *src_name(const pc_input *in)
+{
+    return in->name;
+}
+
+int src_fail_at(const pc_input *in, pc_error *err, uint64_t offset,
+                const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return pc_fail(err, PC_EINPUT, "%s: offset %llu%s: %s", in->name,
+                   (unsigned long long)offset,
+                   in->gzip ? " of the decompressed data" : "", what);
+}
+
+int src_claim(pc_input *in)
+{
+    if (in->claimed)
+        return 0;
+    in->claimed = 1;
+    return 1;
+}
+
+/* Looks at the first bytes to choose between plain and gzip decoding. */
+static int detect(pc_input *in, pc_error *err)
+{
+    static const uint8_t magic[3] = {0x1f, 0x8b, 0x08};
+    if (in->fd < 0) {
+        if (in->mem_size >= 3 && memcmp(in->mem, magic, 3) == 0) {
+            in->owns_buf = 1;
+            return start_gzip(in, err);
+        }
+        in->buf = (uint8_t *)in->mem;
+        in->len = in->mem_size;
+        in->eof = 1;
+        in->raw_read = in->mem_size;  /* all of it is at hand already */
+        return 0;
+    }
+    in->owns_buf = 1;
+    int r = grow_window(in, err);
+    if (r < 0)
+        return r;
+    while (in->len < 3 && !in->eof)
+        if ((r = fill_plain(in, err)) < 0)
+            return r;
+    if (in->len < 3 || memcmp(in->buf, magic, 3) != 0)
+        return 0;
+    /* Move what was read into the compressed staging area. */
+    in->zin_cap = CHUNK;
+    in->zin = malloc(in->zin_cap);
+    if (!in->zin)
+        return -pc_fail(err, PC_ENOMEM, "%s: out of memory", in->name);
+    memcpy(in->zin, in->buf, in->len);
+    if ((r = start_gzip(in, err)) < 0)
+        return r;
+    in->zs.next_in = in->zin;
+    in->zs.avail_in = (uInt)in->len;
+    in->len = 0;
+    in->eof = 0;
+    return 0;
+}
+
+int pc_input_open(pc_input **out, const char *path, pc_error *err)
+{
+    pc_input *in;
+    int is_stdin = strcmp(path, "-") == 0;
+    int st = alloc_input(&in, is_stdin ? "<stdin>" : path, err);
+    if (st)
+        return st;
+    if (is_stdin) {
+        in->fd = STDIN_FILENO;
+    } else {
+        in->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0) {
+            st = pc_fail(err, PC_EIO, "%s: cannot open: %s", path, strerror(errno));
+            pc_input_close(in);
+            return st;
+        }
+        in->close_fd = 1;
+        struct stat sb;
+        if (fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+            in->raw_size = (uint64_t)sb.st_size;
+    }
+    if ((st = detect(in, err)) < 0) {
+        pc_input_close(in);
+        return -st;
+    }
+    *out = in;
+    return PC_OK;
+}
+
+int pc_input_open_memory(pc_input **out, const void *data, size_t size,
+                         const char *name, pc_error *err)
+{
+    pc_input *in;
+    int st = alloc_input(&in, name ? name : "<memory>", err);
+    if (st)
+        return st;
+    in->mem = data;
+    in->mem_size = size;
+    in->raw_size = size;
+    if ((st = detect(in, err)) < 0) {
+        pc_input_close(in);
+        return -st;
+    }
+    *out = in;
+    return PC_OK;
+}
+
+void pc_input_close(pc_input *in)
+{
+    if (!in)
+        return;
+    if (in->zs_ready)
+        inflateEnd(&in->zs);
+    if (in->close_fd)
+        close(in->fd);
+    if (in->owns_buf)
+        free(in->buf);
+    free(in->zin);
+    free(in->name);
+    free(in);
+}
+
+void src_get_progress(const pc_input *in, src_progress_fn *fn, void **ctx)
+{
+    *fn = in->progress;
+    *ctx = in->progress_ctx;
+}
+
+void src_set_progress(pc_input *in, src_progress_fn fn, void *ctx)
+{
+    in->progress = fn;
+    in->progress_ctx = ctx;
+    in->next_report = (in->raw_read / REPORT_EVERY + 1) * REPORT_EVERY;
+}
+
+void src_report_end(pc_input *in)
+{
+    if (in->progress)
+        in->progress(in->progress_ctx, in->raw_read, in->raw_size);
+}

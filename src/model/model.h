@@ -1,0 +1,422 @@
+/* The profile model every reader fills and every writer reads.
+ *
+ * Everything is a table of columns indexed by dense 32-bit ids, in order of
+ * creation:
+ *   strings    interned (strtab.h);
+ *   resources  a library or file, by path, with its build id if known;
+ *   funcs      (name, resource), interned;
+ *   frames     a code location: func, address, category, execution kind.
+ *              Readers decide frame identity themselves, so frames are
+ *              added, not interned, and a frame's func may be filled in
+ *              after the samples that use it (simpleperf names come last);
+ *   stacks     a root-first prefix tree of (prefix, frame), interned; a
+ *              stack's prefix id is always lower than its own id;
+ *   threads    pid, tid, name;
+ *   samples    columns (thread, time, stack, weight, event) with no
+ *              per-sample allocation; stack may be PC_NONE (empty stack);
+ *   switches   context switches (thread, time, on/off);
+ *   markers    intervals or instants per thread with a small typed payload.
+ * Times are integer nanoseconds on the recording's clock.
+ *
+ * Adders latch allocation failure in p->oom and then return PC_NONE; a
+ * reader checks p->oom once per record instead of after every call.
+ */
+#ifndef PROFCONV_MODEL_H
+#define PROFCONV_MODEL_H
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <stdint.h>
+
+#include "base/hashtab.h"
+#include "profconv.h"
+#include "base/strtab.h"
+
+/* Frame categories; the numbering is the order of the output category
+ * list, kept equal to simpleperf's gecko_profile_generator.py so that
+ * profiles from both compare index for index. */
+enum pc_category {
+    PC_CAT_USER = 0,
+    PC_CAT_KERNEL = 1,
+    PC_CAT_NATIVE = 2,
+    PC_CAT_DEX = 3,
+    PC_CAT_OAT = 4,
+    PC_CAT_OFFCPU = 5,
+    PC_CAT_OTHER = 6,
+    PC_CAT_JIT = 7,
+    PC_CAT_COUNT
+};
+
+typedef struct pc_category_info {
+    const char *name;
+    const char *color;
+    const char *const *subcategories;  /* [0] is "Other" */
+    int n_subcategories;
+} pc_category_info;
+
+extern const pc_category_info pc_categories[PC_CAT_COUNT];
+
+/* How a frame's code ran (simpleperf's execution types). */
+enum pc_exec {
+    PC_EXEC_NATIVE = 0,
+    PC_EXEC_INTERPRETED = 1,
+    PC_EXEC_JIT = 2,
+    PC_EXEC_ART = 3,
+};
+
+/* What a sample's weight measures. */
+enum pc_unit {
+    PC_UNIT_COUNT = 0,    /* occurrences of the event: its period (cycles,
+                             instructions, faults) */
+    PC_UNIT_NS = 1,       /* nanoseconds (clock events, off-CPU time) */
+    PC_UNIT_SAMPLES = 2,  /* nothing: each sample counts one */
+};
+
+/* Marker payloads; each type has its fixed fields in the writers. */
+enum pc_marker_type {
+    PC_MARK_OFFCPU,  /* interval the thread spent switched out */
+    PC_MARK_ONCPU,   /* interval the thread ran on a CPU */
+    PC_MARK_UNWIND,  /* instant: a sample whose unwinding stopped early;
+                        s = error name, a = raw code, b = error address */
+};
+
+/* A root-first prefix tree of (prefix, frame) nodes, each interned once;
+ * a node's prefix id is always lower than its own.  Used for the model's
+ * stacks and wherever stacks are re-interned (merged frames). */
+typedef struct pc_stree {
+    uint32_t *prefix, *frame;
+    /* The child of each node (and of the root, root_child) last asked
+     * for: consecutive samples mostly repeat the previous one's path, so
+     * this is tried first. */
+    uint32_t *child, root_child;
+    /* Children: a list (head, next) while few, else in idx (head is then
+     * a marker); see pc_stree_intern(). */
+    uint32_t *head, *next, root_head;
+    size_t n, cap, n_hashed;
+    pc_htab idx;
+} pc_stree;
+
+void pc_stree_init(pc_stree *t);
+/* The node (prefix, frame), added when new; PC_NONE when out of memory or
+ * when prefix is no node. */
+uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame);
+void pc_stree_free(pc_stree *t);
+
+struct pc_profile {
+    pc_strtab str;
+    int oom;
+
+    struct {
+        uint32_t *name;
+        uint32_t *build;   /* build id (hex, or a breakpad id), or PC_NONE */
+        size_t n, cap;
+        pc_htab idx;
+    } res;
+
+    struct {
+        uint32_t *name, *res;
+        size_t n, cap;
+        pc_htab idx;
+    } func;
+
+    struct {
+        uint32_t *func;
+        uint64_t *addr;
+        uint8_t *cat, *exec;
+        size_t n, cap;
+    } frame;
+
+    pc_stree stack;
+
+    struct {
+        int64_t *pid, *tid;
+        uint32_t *name;
+        size_t n, cap;
+    } thread;
+
+    /* Process names the input gives apart from its threads' names. */
+    struct {
+        int64_t *pid;
+        uint32_t *name;
+        size_t n, cap;
+        pc_htab idx;
+    } proc;
+
+    struct {
+        uint32_t *thread, *stack;
+        uint64_t *time;
+        int64_t *weight;
+        uint16_t *event;
+        uint16_t *cpu;     /* PC_NO_CPU when the input does not say */
+        size_t n, cap;
+        size_t read;       /* samples the input held */
+        /* After pc_group_samples(): thread t's samples are
+         * [first[t], first[t+1]), sorted by time. */
+        size_t *first;
+    } sample;
+
+    struct {
+        uint32_t *thread;
+        uint64_t *time;
+        uint8_t *on;
+        size_t n, cap;
+    } sw;
+
+    struct {
+        uint32_t *thread, *name, *s;
+        uint64_t *start, *end;
+        uint64_t *b;
+        int64_t *a;
+        uint8_t *type;
+        size_t n, cap;
+    } marker;
+
+    /* Heap profile dumps: per process (its main thread) and callsite, the
+     * bytes and allocations since profiling began, as of the dump's time. */
+    struct {
+        uint32_t *thread, *stack, *heap, *dump;
+        uint64_t *time;
+        uint64_t *alloc, *freed, *alloc_count, *free_count;
+        size_t n, cap;
+        size_t n_dumps;
+        /* Per dump: 1 for the dump shown of its process and heap, once
+         * pc_select_heap has chosen it (NULL before: every dump). */
+        uint8_t *shown_dump;
+    } heap;
+
+    /* Event types, in recording order: the name, and what the weights of
+     * its samples measure, as the reader that knows the input says. */
+    struct {
+        uint32_t *name;
+        uint8_t *unit;     /* enum pc_unit */
+        uint8_t *offcpu;   /* 1: time the thread spent off the CPU */
+        size_t n, cap;
+    } event;
+
+    /* What the recording says about itself; string ids or PC_NONE. */
+    struct {
+        /* The recording's extent on its clock, fixed before any filter:
+         * times count from first_time (--time-range, the Firefox
+         * timeline), whatever the filters keep.  Readers that see times
+         * beyond their samples widen it with pc_saw_time(); pc_convert
+         * widens it with every time read. */
+        uint64_t first_time, last_time;
+        int has_time;
+        /* What the filters kept of it: [shown_first, shown_last]. */
+        uint64_t shown_first, shown_last;
+        /* A wall clock, where the input has one: wall_ns (ns since the
+         * Unix epoch) was the time at wall_at on the recording's clock. */
+        int has_wall;
+        uint64_t wall_ns, wall_at;
+        uint32_t source;      /* e.g. "simpleperf" */
+        /* What the input holds besides the samples and heap dumps it
+         * gave, and where those come from: for the message of a
+         * conversion with nothing to show (PC_NONE: nothing to say). */
+        uint32_t empty_hint;
+        uint32_t app_package, app_type, sdk_version, build_type;
+        int has_lost;
+        uint64_t lost_sample_count, lost_count;
+        int kept_events_all;  /* 1 when every event type is kept */
+        int offcpu_mode;      /* enum pc_offcpu_mode applied, or 0 */
+        int heap_measure;     /* enum pc_heap_measure the heap rows show */
+        uint32_t kept_event;  /* index of the kept event otherwise */
+    } meta;
+
+    /* Callstacks longer than depth.max frames (0: no limit) keep their
+     * depth.max innermost frames; readers ask pc_depth_cut() and the
+     * conversion tells how many were cut. */
+    struct {
+        size_t max;
+        uint64_t cut;      /* callstacks cut */
+        size_t deepest;    /* frames of the deepest one */
+    } depth;
+};
+
+typedef struct pc_profile pc_profile;
+
+pc_profile *pc_profile_new(void);
+
+uint32_t pc_intern(pc_profile *p, const void *s, size_t len);
+uint32_t pc_intern_cstr(pc_profile *p, const char *s);
+uint32_t pc_resource(pc_profile *p, uint32_t name);
+uint32_t pc_func(pc_profile *p, uint32_t name, uint32_t res);
+uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
+                      uint8_t cat, uint8_t exec);
+uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
+uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
+/* The most event types a profile holds: sample.event has 16 bits, and
+ * readers use the top value for "none". */
+#define PC_MAX_EVENTS (UINT16_MAX - 1)
+/* The event type named name (a string id), added with unit (enum pc_unit)
+ * and offcpu when new; an existing one keeps what it was given first.
+ * Returns its index, or PC_NONE when out of memory (p->oom) or past
+ * PC_MAX_EVENTS types. */
+uint32_t pc_event(pc_profile *p, uint32_t name, int unit, int offcpu);
+/* The same for a list whose indexes must stay the recording's own
+ * (simpleperf's MetaInfo): always a new entry, even for a name seen
+ * before. */
+uint32_t pc_event_append(pc_profile *p, uint32_t name, int unit, int offcpu);
+/* Whether a perf event name (as perf and simpleperf print it, with or
+ * without a ":u"-style modifier) is one of the clocks whose period is in
+ * nanoseconds: cpu-clock and task-clock. */
+int pc_perf_clock_event(const char *name);
+/* Whether any event type measures off-CPU time (simpleperf --trace-offcpu
+ * recordings). */
+int pc_has_offcpu_events(const pc_profile *p);
+/* Names process pid (a later name replaces an earlier one). */
+void pc_set_process_name(pc_profile *p, int64_t pid, uint32_t name);
+/* The name given to process pid, or PC_NONE. */
+uint32_t pc_process_name(const pc_profile *p, int64_t pid);
+void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
+                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
+/* A heap dump row: cumulative values of one callsite of one heap. */
+void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
+                 uint64_t time, uint32_t stack, uint64_t alloc, uint64_t freed,
+                 uint64_t alloc_count, uint64_t free_count);
+void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on);
+void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
+                   uint32_t name, uint64_t start, uint64_t end, uint32_t s,
+                   int64_t a, uint64_t b);
+
+/* Sorts samples by thread, then by time (stable), and sets sample.first.
+ * Returns 0, or -1 when out of memory. */
+int pc_group_samples(pc_profile *p);
+
+/* Computes perm, the order of n rows by thread (thread ids < nt) and then
+ * by time, stable; first[t] receives the position of thread t's first row
+ * (first has nt + 1 entries).  Returns 0, or -1 when out of memory. */
+int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
+                       size_t n, size_t nt, uint32_t *perm, size_t *first);
+
+/* Drops the samples whose keep[i] is 0, preserving order (and sample.first
+ * when grouped). */
+void pc_keep_samples(pc_profile *p, const uint8_t *keep);
+
+/* Drops the heap rows whose keep[i] is 0, preserving order. */
+void pc_keep_heap(pc_profile *p, const uint8_t *keep);
+
+/* Category of a frame of the library or file at path (see category.c for
+ * the rules).  Off-CPU time is no file's: pc_offcpu gives it its category
+ * from the sample's event. */
+int pc_category_of(const char *path, size_t path_len);
+
+/* Subcategory, within category cat, of a frame that ran as exec (enum
+ * pc_exec): how Java code ran (interpreted, JIT, AOT), or ART's own
+ * native frames. */
+int pc_subcategory(int cat, int exec);
+
+/* Fills order with every thread id in output order: by pid, the main
+ * thread (tid == pid) first, then by sample count (most first), then tid
+ * (the CPUs of --percpu, pid -1, by tid alone).
+ * When main_of is not NULL, main_of[t] receives the main thread of t's
+ * process, or PC_NONE.  Needs grouped samples for the counts. */
+void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of);
+
+/* The sampling interval: the median period of the on-CPU samples of a
+ * clock event (the interval the recording asked for), else the median
+ * positive gap between consecutive samples of a thread (grouped samples),
+ * else 1 ms. */
+uint64_t pc_interval_ns(const pc_profile *p);
+
+/* Writes v as "0x..." (at least "0x0") into buf[19]. */
+void pc_format_hex(char *buf, uint64_t v);
+
+/* Moves every row (sample, switch, marker) of thread t to thread to[t],
+ * or drops it when to[t] is PC_NONE; to[to[t]] must be to[t].  Threads
+ * not mapped onto themselves disappear and the rest are renumbered in
+ * order; samples are grouped again.  Returns 0, or -1 when out of
+ * memory. */
+int pc_remap_threads(pc_profile *p, const uint32_t *to);
+
+/* Removes the frames with drop[frame] set from every sample's stack.
+ * With merge_jit, a JIT-compiled frame called by its own method's frame
+ * (as ART calls from interpreted code into the compiled version) is
+ * removed too, once the frames between them are gone.  Returns 0, or -1
+ * when out of memory. */
+int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
+
+/* Widens the recording's extent (meta.first_time, last_time) to t. */
+void pc_saw_time(pc_profile *p, uint64_t t);
+/* Widens the extent to every time the model holds, and shows all of it
+ * (meta.shown_first, shown_last). */
+void pc_note_extent(pc_profile *p);
+
+/* Latest time of any sample or switch (0 when there are none): where the
+ * recording ends as far as the data tells. */
+uint64_t pc_end_time(const pc_profile *p);
+
+/* Orders the switches by thread, then time (see pc_order_by_thread) into
+ * new arrays *perm and *first, which the caller frees.  Returns 0, or -1
+ * when out of memory. */
+int pc_order_switches(const pc_profile *p, uint32_t **perm, size_t **first);
+
+/* Grows each column in cols to hold need rows; *cap is the common
+ * capacity.  Returns 0, or -1 when out of memory (columns stay valid). */
+struct pc_col {
+    void **p;
+    size_t size;
+};
+#define PC_NO_CPU UINT16_MAX
+
+#define PC_COL(x) {(void **)&(x), sizeof *(x)}
+
+/* How many outermost frames a callstack of n frames leaves out under the
+ * depth limit; a cut is counted.  Keeping the innermost frames keeps what
+ * each sample was doing, as perf does with its own stack limit. */
+static inline size_t pc_depth_cut(pc_profile *p, size_t n)
+{
+    if (!p->depth.max || n <= p->depth.max)
+        return 0;
+    p->depth.cut++;
+    if (n > p->depth.deepest)
+        p->depth.deepest = n;
+    return n - p->depth.max;
+}
+
+/* Whether sample i is time its thread spent off the CPU: its event says
+ * so, or, where pc_offcpu merged off-CPU samples into the on-CPU event
+ * (mixed mode), its leaf is in the off-CPU category. */
+static inline int pc_sample_offcpu(const pc_profile *p, size_t i)
+{
+    uint32_t s = p->sample.stack[i];
+    uint16_t e = p->sample.event[i];
+    return (e < p->event.n && p->event.offcpu[e]) ||
+           (s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU);
+}
+
+/* Whether heap row i belongs to the dump shown of its process and heap:
+ * what formats with one value per callsite write. */
+static inline int pc_heap_shown(const pc_profile *p, size_t i)
+{
+    return !p->heap.shown_dump || p->heap.shown_dump[p->heap.dump[i]];
+}
+
+/* a + b, held at INT64_MAX or INT64_MIN instead of overflowing: sums of
+ * weights from damaged or hostile input must not wrap (nor be undefined). */
+static inline int64_t pc_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* qsort, for any n: with fewer than two items there is nothing to sort,
+ * and the array may not even exist (qsort must not be given NULL). */
+static inline void pc_qsort(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
+
+/* Sorts n items of size bytes at base with a comparator that also gets
+ * ctx: C11's qsort has no such argument, and a context in a file-scope
+ * variable would be shared by conversions and writes on other threads.
+ * Not stable (a heapsort: no allocation); comparators that break every
+ * tie give the same order as qsort. */
+void pc_sort_ctx(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *, const void *ctx), const void *ctx);
+
+#endif

@@ -1,0 +1,132 @@
+#include "read/perfetto/clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t pf_clock_key(uint32_t id, uint32_t seq)
+{
+    return id >= 64 && id < 128 ? (uint64_t)seq << 32 | id : id;
+}
+
+static pf_clock_edge *edge(pf_clocks *c, uint64_t from, uint64_t to)
+{
+    for (size_t i = 0; i < c->n_edges; i++)
+        if (c->edges[i].from == from && c->edges[i].to == to)
+            return &c->edges[i];
+    if (c->n_edges == c->cap_edges) {
+        size_t cap = c->cap_edges ? c->cap_edges * 2 : 8;
+        pf_clock_edge *e = realloc(c->edges, cap * sizeof *e);
+        if (!e)
+            return NULL;
+        c->edges = e;
+        c->cap_edges = cap;
+    }
+    pf_clock_edge *e = &c->edges[c->n_edges++];
+    memset(e, 0, sizeof *e);
+    e->from = from;
+    e->to = to;
+    return e;
+}
+
+static int edge_add(pf_clock_edge *e, uint64_t a, uint64_t b)
+{
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 8;
+        uint64_t *x = realloc(e->ts_from, cap * sizeof *x);
+        if (!x)
+            return -1;
+        e->ts_from = x;
+        uint64_t *y = realloc(e->ts_to, cap * sizeof *y);
+        if (!y)
+            return -1;
+        e->ts_to = y;
+        e->cap = cap;
+    }
+    e->ts_from[e->n] = a;
+    e->ts_to[e->n] = b;
+    e->n++;
+    return 0;
+}
+
+int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t n)
+{
+    /* Both directions of every pair, so any clock converts to any other. */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (i == j || keys[i] == keys[j])
+                continue;
+            pf_clock_edge *e = edge(c, keys[i], keys[j]);
+            if (!e || edge_add(e, ts[i], ts[j]) < 0)
+                return -1;
+        }
+    c->n_snapshots++;
+    return 0;
+}
+
+/* One hop: the snapshot with the largest source time not after t, else
+ * the first. */
+static uint64_t hop(const pf_clock_edge *e, uint64_t t)
+{
+    size_t best = 0;
+    int found = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->ts_from[i] <= t && (!found || e->ts_from[i] >= e->ts_from[best])) {
+            best = i;
+            found = 1;
+        }
+    return t - e->ts_from[best] + e->ts_to[best];
+}
+
+int pf_clocks_convert(const pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out)
+{
+    *out = t;
+    if (key == c->trace_clock)
+        return 0;
+    /* Breadth-first search over the clocks: few clocks, few edges. */
+    enum { MAX = 64 };
+    uint64_t node[MAX];
+    int prev[MAX], via[MAX];
+    size_t n = 1, head = 0;
+    node[0] = key;
+    prev[0] = -1;
+    via[0] = -1;
+    while (head < n) {
+        uint64_t cur = node[head];
+        if (cur == c->trace_clock) {
+            /* Walk back to list the hops, then apply them in order. */
+            int path[MAX], len = 0;
+            for (int k = (int)head; k > 0; k = prev[k])
+                path[len++] = via[k];
+            uint64_t v = t;
+            for (int k = len - 1; k >= 0; k--)
+                v = hop(&c->edges[path[k]], v);
+            *out = v;
+            return 0;
+        }
+        for (size_t i = 0; i < c->n_edges && n < MAX; i++) {
+            if (c->edges[i].from != cur)
+                continue;
+            int seen = 0;
+            for (size_t k = 0; k < n && !seen; k++)
+                seen = node[k] == c->edges[i].to;
+            if (seen)
+                continue;
+            node[n] = c->edges[i].to;
+            prev[n] = (int)head;
+            via[n] = (int)i;
+            n++;
+        }
+        head++;
+    }
+    return -1;
+}
+
+void pf_clocks_free(pf_clocks *c)
+{
+    for (size_t i = 0; i < c->n_edges; i++) {
+        free(c->edges[i].ts_from);
+        free(c->edges[i].ts_to);
+    }
+    free(c->edges);
+    memset(c, 0, sizeof *c);
+}

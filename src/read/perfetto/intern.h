@@ -1,0 +1,116 @@
+/* Interned data of one Perfetto packet sequence (../shared/formats/
+ * perfetto.md §2-3): strings, frames, mappings and callstacks by
+ * (kind, iid), decoded when they arrive.
+ *
+ * Strings go straight into the profile's string table, so an entry holds
+ * a string id; frames, mappings and callstacks keep their fields, with the
+ * iids they refer to, since what they name may arrive later (heapprofd
+ * writes the interned data after the samples that use it).  Each record
+ * also caches what it resolved to (a profile frame, a reader mapping, a
+ * profile stack) once that succeeded.
+ *
+ * The first definition of an iid wins; later ones are ignored, as
+ * trace_processor does.  pf_interned_clear() starts a new generation
+ * (incremental state cleared) and keeps the memory for reuse.
+ *
+ * Producers number iids from 1 up, kind by kind, so an iid no larger than
+ * a few times the entries so far is looked up in a plain array of its
+ * kind (one memory access, where a sample's dozens of frame lookups would
+ * each miss the cache in a hash table); other iids go to the hash table,
+ * so memory stays proportional to the entries whatever the iids.
+ */
+#ifndef PROFCONV_PERFETTO_INTERN_H
+#define PROFCONV_PERFETTO_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/hashtab.h"
+
+enum pf_kind {
+    PF_FUNCTION_NAME,
+    PF_BUILD_ID,
+    PF_MAPPING_PATH,
+    PF_SOURCE_PATH,
+    PF_STRING,       /* heapprofd's packet-local string table */
+    PF_FRAME,
+    PF_MAPPING,
+    PF_CALLSTACK,
+    PF_N_KINDS
+};
+
+typedef struct pf_frame_rec {
+    uint64_t name_iid, mapping_iid, rel_pc;
+    uint32_t resolved;   /* profile frame, or PC_NONE */
+    uint8_t kind;        /* Frame.Kind, 0 unknown */
+    uint8_t has_name;
+} pf_frame_rec;
+
+typedef struct pf_mapping_rec {
+    uint64_t build_iid, start, end, start_offset, load_bias, exact_offset;
+    uint32_t path0, n_path;   /* iids in pool[path0 ..] */
+    uint32_t resolved;        /* reader mapping, or PC_NONE */
+    uint8_t has_build;
+} pf_mapping_rec;
+
+typedef struct pf_callstack_rec {
+    uint32_t frame0, n_frames;  /* frame iids in pool[frame0 ..], root first */
+    uint32_t resolved;          /* profile stack (PC_NONE: empty) */
+    uint8_t done;               /* resolved is valid */
+} pf_callstack_rec;
+
+typedef struct pf_interned {
+    uint32_t *dense[PF_N_KINDS];  /* iid -> value, PC_NONE where absent */
+    size_t dense_cap[PF_N_KINDS], dense_top[PF_N_KINDS];  /* top: 1 + max set */
+    size_t n_dense;
+    pc_htab idx;
+    struct {
+        uint64_t *iid;
+        uint8_t *kind;
+        uint32_t *val;   /* string id, or index into the kind's records */
+        size_t n, cap;
+    } e;
+    pf_frame_rec *frames;
+    size_t n_frames, cap_frames;
+    pf_mapping_rec *mappings;
+    size_t n_mappings, cap_mappings;
+    pf_callstack_rec *callstacks;
+    size_t n_callstacks, cap_callstacks;
+    uint64_t *pool;
+    size_t n_pool, cap_pool;
+    size_t pool_dead;    /* pool entries of callstacks resolved for good */
+} pf_interned;
+
+/* Looks up (kind, iid): the entry's value (a string id or a record
+ * index), or PC_NONE. */
+uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid);
+
+/* Adds (kind, iid) -> val unless the key exists.  Returns 1 when added, 0
+ * when the key was there already, -1 when out of memory. */
+int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val);
+
+/* Appends a record of the kind (zeroed, resolved = PC_NONE) and returns
+ * its index, or PC_NONE when out of memory.  Callers put() it afterwards,
+ * and drop it with pf_interned_unappend() when put() says it is a
+ * duplicate. */
+uint32_t pf_interned_new_frame(pf_interned *t);
+uint32_t pf_interned_new_mapping(pf_interned *t);
+uint32_t pf_interned_new_callstack(pf_interned *t);
+void pf_interned_unappend(pf_interned *t, int kind);
+
+/* Records that callstack i resolved to stack for good: its frame iids
+ * are no longer needed, and their pool space can be reclaimed. */
+void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack);
+
+/* Reclaims the pool space of resolved callstacks once it is most of the
+ * pool, moving the rest down.  Call it only between records, never while
+ * one is being read. */
+void pf_interned_pool_compact(pf_interned *t);
+
+/* Appends v to the iid pool.  Returns 0, or -1 when out of memory. */
+int pf_interned_pool_push(pf_interned *t, uint64_t v);
+
+void pf_interned_clear(pf_interned *t);
+void pf_interned_free(pf_interned *t);
+
+#endif

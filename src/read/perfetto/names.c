@@ -1,0 +1,686 @@
+/* Names for a Perfetto trace's frames, threads and processes, settled once
+ * every packet is read: symbols (ModuleSymbols) and deobfuscation
+ * mappings are often appended to a trace after the samples they name
+ * (../shared/formats/perfetto.md §8-9). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/demangle.h"
+#include "read/perfetto/reader.h"
+
+/* ---- Symbols ---- */
+
+typedef struct symbols {
+    uint32_t *order;      /* sym entries by (module key, address) */
+    uint32_t *key_of;     /* module -> its key module (first with the same
+                           * path and build id) */
+    size_t *first;        /* per module: range of its key's entries in order */
+    size_t *last;
+    uint32_t *map_mod;    /* per reader mapping: key module, or PC_NONE */
+} symbols;
+
+static int cmp_sym(const void *a, const void *b, const void *ctx)
+{
+    const pf_reader *r = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t mx = r->mod.path[r->sym.mod[x]], my = r->mod.path[r->sym.mod[y]];
+    if (mx != my)
+        return mx < my ? -1 : 1;
+    mx = r->mod.build[r->sym.mod[x]];
+    my = r->mod.build[r->sym.mod[y]];
+    if (mx != my)
+        return mx < my ? -1 : 1;
+    if (r->sym.addr[x] != r->sym.addr[y])
+        return r->sym.addr[x] < r->sym.addr[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static void symbols_free(symbols *s)
+{
+    free(s->order);
+    free(s->key_of);
+    free(s->first);
+    free(s->last);
+    free(s->map_mod);
+}
+
+/* Indexes the symbols by module and address, and finds each mapping's
+ * module by (name, build id). */
+static int symbols_init(pf_reader *r, symbols *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!r->sym.n)
+        return 0;
+    size_t nm = r->mod.n, ns = r->sym.n;
+    s->order = malloc(ns * sizeof *s->order);
+    s->key_of = malloc(nm * sizeof *s->key_of);
+    s->first = calloc(nm, sizeof *s->first);
+    s->last = calloc(nm, sizeof *s->last);
+    s->map_mod = malloc((r->map.n + 1) * sizeof *s->map_mod);
+    if (!s->order || !s->key_of || !s->first || !s->last || !s->map_mod)
+        return -1;
+    pc_htab idx = {0};
+    if (pc_htab_reserve(&idx, nm + 1) < 0)
+        return -1;
+    for (size_t m = 0; m < nm; m++) {
+        pc_probe pr;
+        pc_probe_start(&idx, pc_mix64((uint64_t)r->mod.path[m] << 32 | r->mod.build[m]), &pr);
+        uint32_t k, key = PC_NONE;
+        while ((k = pc_probe_next(&idx, &pr)) != PC_NONE)
+            if (r->mod.path[k] == r->mod.path[m] && r->mod.build[k] == r->mod.build[m]) {
+                key = k;
+                break;
+            }
+        if (key == PC_NONE) {
+            pc_htab_insert(&idx, &pr, (uint32_t)m);
+            key = (uint32_t)m;
+        }
+        s->key_of[m] = key;
+    }
+    for (size_t i = 0; i < ns; i++)
+        s->order[i] = (uint32_t)i;
+    pc_sort_ctx(s->order, ns, sizeof *s->order, cmp_sym, r);
+    for (size_t i = 0; i < ns;) {
+        uint32_t key = s->key_of[r->sym.mod[s->order[i]]];
+        size_t j = i;
+        while (j < ns && s->key_of[r->sym.mod[s->order[j]]] == key)
+            j++;
+        s->first[key] = i;
+        s->last[key] = j;
+        i = j;
+    }
+    uint32_t empty = pc_str_find(&r->p->str, "", 0);
+    for (size_t m = 0; m < r->map.n; m++) {
+        pc_probe pr;
+        uint32_t build = r->map.build[m] == PC_NONE ? empty : r->map.build[m];
+        s->map_mod[m] = PC_NONE;
+        pc_probe_start(&idx, pc_mix64((uint64_t)r->map.name[m] << 32 | build), &pr);
+        for (uint32_t k; (k = pc_probe_next(&idx, &pr)) != PC_NONE;)
+            if (r->mod.path[k] == r->map.name[m] && r->mod.build[k] == build) {
+                s->map_mod[m] = k;
+                break;
+            }
+    }
+    pc_htab_free(&idx);
+    return 0;
+}
+
+/* The symbol entry for address addr of mapping m, or PC_NONE. */
+static uint32_t symbol_at(const pf_reader *r, const symbols *s, uint32_t m, uint64_t addr)
+{
+    if (!s->order || m == PC_NONE || s->map_mod[m] == PC_NONE)
+        return PC_NONE;
+    uint32_t key = s->map_mod[m];
+    size_t lo = s->first[key], hi = s->last[key];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->sym.addr[s->order[mid]] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < s->last[key] && r->sym.addr[s->order[lo]] == addr)
+        return s->order[lo];
+    return PC_NONE;
+}
+
+/* ---- Deobfuscation ---- */
+
+typedef struct deobf {
+    pc_htab cls_idx;        /* (package, obfuscated class) -> class */
+    uint32_t *m0, *nm;      /* per class: its methods in meth[] */
+    uint32_t only_pkg;      /* the one package with mappings, or PC_NONE */
+    uint32_t *frame_pkg;    /* per frame: package, or PC_NONE */
+} deobf;
+
+static uint64_t cls_hash(uint32_t pkg, const char *s, size_t n)
+{
+    return pc_mix64(pc_hash_bytes(s, n) ^ pkg);
+}
+
+static uint32_t find_class(const pf_reader *r, const deobf *d, uint32_t pkg,
+                           const char *s, size_t n)
+{
+    const pc_strtab *st = &r->p->str;
+    pc_probe pr;
+    if (!r->cls.n)
+        return PC_NONE;
+    pc_probe_start(&d->cls_idx, cls_hash(pkg, s, n), &pr);
+    for (uint32_t c; (c = pc_probe_next(&d->cls_idx, &pr)) != PC_NONE;)
+        if (r->cls.pkg[c] == pkg && pc_str_len(st, r->cls.obf[c]) == n &&
+            memcmp(pc_str(st, r->cls.obf[c]), s, n) == 0)
+            return c;
+    return PC_NONE;
+}
+
+/* The package of an app's code from where Android installs it:
+ * /data/app/[~~XXX==/]com.example.app-YYY==/base.apk. */
+static uint32_t package_of_path(pf_reader *r, uint32_t path)
+{
+    const char *s = pc_str(&r->p->str, path);
+    const char *a = strstr(s, "/data/app/");
+    if (!a)
+        return PC_NONE;
+    a += 10;
+    if (a[0] == '~' && a[1] == '~') {
+        const char *slash = strchr(a, '/');
+        if (!slash)
+            return PC_NONE;
+        a = slash + 1;
+    }
+    size_t n = 0;
+    while (a[n] && a[n] != '-' && a[n] != '/')
+        n++;
+    return n ? pc_str_find(&r->p->str, a, n) : PC_NONE;
+}
+
+/* The package a process runs: its name up to any ":service" suffix, when
+ * a deobfuscation mapping names that package. */
+static uint32_t package_of_process(pf_reader *r, int64_t pid)
+{
+    uint32_t name = pc_process_name(r->p, pid);
+    if (name == PC_NONE)
+        return PC_NONE;
+    const char *s = pc_str(&r->p->str, name);
+    size_t n = strcspn(s, ":");
+    uint32_t pkg = pc_str_find(&r->p->str, s, n);
+    for (size_t c = 0; pkg != PC_NONE && c < r->cls.n; c++)
+        if (r->cls.pkg[c] == pkg)
+            return pkg;
+    return PC_NONE;
+}
+
+static void deobf_free(deobf *d)
+{
+    pc_htab_free(&d->cls_idx);
+    free(d->m0);
+    free(d->nm);
+    free(d->frame_pkg);
+}
+
+/* Marks the frames of stack (and its prefixes) with package pkg where
+ * they have none; seen[] stops at stacks already walked. */
+static void mark_stack(const pc_profile *p, uint32_t stack, uint32_t pkg, uint8_t *seen,
+                       uint32_t *frame_pkg)
+{
+    for (; stack != PC_NONE && !seen[stack]; stack = p->stack.prefix[stack]) {
+        seen[stack] = 1;
+        uint32_t f = p->stack.frame[stack];
+        if (frame_pkg[f] == PC_NONE)
+            frame_pkg[f] = pkg;
+    }
+}
+
+static int deobf_init(pf_reader *r, deobf *d)
+{
+    pc_profile *p = r->p;
+    memset(d, 0, sizeof *d);
+    d->only_pkg = PC_NONE;
+    if (!r->cls.n)
+        return 0;
+    d->m0 = calloc(r->cls.n, sizeof *d->m0);
+    d->nm = calloc(r->cls.n, sizeof *d->nm);
+    d->frame_pkg = malloc((p->frame.n + 1) * sizeof *d->frame_pkg);
+    if (!d->m0 || !d->nm || !d->frame_pkg || pc_htab_reserve(&d->cls_idx, r->cls.n + 1) < 0)
+        return -1;
+    for (size_t c = 0; c < r->cls.n; c++) {
+        const char *s = pc_str(&p->str, r->cls.obf[c]);
+        size_t n = pc_str_len(&p->str, r->cls.obf[c]);
+        if (find_class(r, d, r->cls.pkg[c], s, n) != PC_NONE)
+            continue;   /* the first mapping of a class wins */
+        pc_probe pr;
+        pc_probe_start(&d->cls_idx, cls_hash(r->cls.pkg[c], s, n), &pr);
+        while (pc_probe_next(&d->cls_idx, &pr) != PC_NONE)
+            ;
+        pc_htab_insert(&d->cls_idx, &pr, (uint32_t)c);
+    }
+    /* Methods were appended right after their class. */
+    for (size_t m = 0; m < r->meth.n; m++) {
+        uint32_t c = r->meth.cls[m];
+        if (!d->nm[c])
+            d->m0[c] = (uint32_t)m;
+        d->nm[c]++;
+    }
+    d->only_pkg = r->cls.pkg[0];
+    for (size_t c = 1; c < r->cls.n; c++)
+        if (r->cls.pkg[c] != d->only_pkg)
+            d->only_pkg = PC_NONE;
+
+    /* A frame's package: from its app's install path, else from the
+     * process whose samples reach it first. */
+    for (size_t f = 0; f < p->frame.n; f++) {
+        uint32_t m = f < r->fr.n ? r->fr.map[f] : PC_NONE;
+        d->frame_pkg[f] = m == PC_NONE ? PC_NONE : package_of_path(r, r->map.name[m]);
+    }
+    uint8_t *seen = calloc(p->stack.n + 1, 1);
+    if (!seen)
+        return -1;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint32_t pkg = package_of_process(r, p->thread.pid[p->sample.thread[i]]);
+        if (pkg != PC_NONE)
+            mark_stack(p, p->sample.stack[i], pkg, seen, d->frame_pkg);
+    }
+    for (size_t i = 0; i < p->heap.n; i++) {
+        uint32_t pkg = package_of_process(r, p->thread.pid[p->heap.thread[i]]);
+        if (pkg != PC_NONE)
+            mark_stack(p, p->heap.stack[i], pkg, seen, d->frame_pkg);
+    }
+    free(seen);
+    return 0;
+}
+
+/* A growable list of string ids. */
+typedef struct sids {
+    uint32_t *v;
+    size_t n, cap;
+} sids;
+
+static int sids_push(sids *s, uint32_t id)
+{
+    if (id == PC_NONE)
+        return -1;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        uint32_t *x = realloc(s->v, cap * sizeof *x);
+        if (!x)
+            return -1;
+        s->v = x;
+        s->cap = cap;
+    }
+    s->v[s->n++] = id;
+    return 0;
+}
+
+/* The full name of a deobfuscated method: a method moved from another
+ * class is mapped with its class already. */
+static uint32_t method_name(pf_reader *r, uint32_t cls, uint32_t meth)
+{
+    pc_profile *p = r->p;
+    const char *m = pc_str(&p->str, meth);
+    if (strchr(m, '.'))
+        return meth;
+    size_t cn = pc_str_len(&p->str, cls), mn = pc_str_len(&p->str, meth);
+    char *buf = malloc(cn + mn + 2);
+    if (!buf)
+        return PC_NONE;
+    memcpy(buf, pc_str(&p->str, cls), cn);
+    buf[cn] = '.';
+    memcpy(buf + cn + 1, pc_str(&p->str, meth), mn + 1);
+    uint32_t id = pc_intern(p, buf, cn + mn + 1);
+    free(buf);
+    return id;
+}
+
+static int cmp_str_ids(const void *a, const void *b, const void *ctx)
+{
+    const pf_reader *r = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return strcmp(pc_str(&r->p->str, x), pc_str(&r->p->str, y));
+}
+
+/* Appends to out the deobfuscated names of the Java frame "cls.method"
+ * (string id name) at obfuscated line `line` (0: unknown), outermost
+ * first.  R8 lists a method's inlined callees before it under the same
+ * line range, so a known line picks that chain; otherwise every method
+ * the obfuscated name may stand for is named, "A | B".  Returns the
+ * number of names appended, 0 when the class is not in the mapping, or
+ * -1 when out of memory. */
+static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, uint32_t name,
+                       uint32_t line, sids *out)
+{
+    pc_profile *p = r->p;
+    const char *s = pc_str(&p->str, name);
+    const char *dot = strrchr(s, '.');
+    size_t cls_len = dot ? (size_t)(dot - s) : strlen(s);
+    uint32_t c = PC_NONE;
+    if (pkg != PC_NONE)
+        c = find_class(r, d, pkg, s, cls_len);
+    if (c == PC_NONE && pkg == PC_NONE && d->only_pkg != PC_NONE)
+        c = find_class(r, d, d->only_pkg, s, cls_len);
+    if (c == PC_NONE)
+        return 0;
+    uint32_t meth = dot ? pc_str_find(&p->str, dot + 1, strlen(dot + 1)) : PC_NONE;
+    uint32_t cls = r->cls.deobf[c];
+    sids found = {0};
+    int ranged = 0;
+    for (uint32_t k = 0; meth != PC_NONE && k < d->nm[c]; k++) {
+        uint32_t m = d->m0[c] + k;
+        if (r->meth.obf[m] != meth)
+            continue;
+        if (line && (r->meth.line_start[m] || r->meth.line_end[m])) {
+            if (line < r->meth.line_start[m] || line > r->meth.line_end[m])
+                continue;
+            if (!ranged)
+                found.n = 0;  /* ranged matches outrank unranged ones */
+            ranged = 1;
+        } else if (ranged) {
+            continue;
+        }
+        if (sids_push(&found, method_name(r, cls, r->meth.deobf[m])) < 0) {
+            free(found.v);
+            return -1;
+        }
+    }
+    int n;
+    if (ranged) {
+        /* An inline chain, innermost first in the mapping. */
+        for (size_t k = found.n; k-- > 0;)
+            if (sids_push(out, found.v[k]) < 0) {
+                free(found.v);
+                return -1;
+            }
+        n = (int)found.n;
+    } else if (found.n) {
+        pc_sort_ctx(found.v, found.n, sizeof *found.v, cmp_str_ids, r);
+        size_t len = 0, cap = 64;
+        char *buf = malloc(cap);
+        for (size_t k = 0; buf && k < found.n; k++) {
+            if (k && found.v[k] == found.v[k - 1])
+                continue;
+            size_t l = pc_str_len(&p->str, found.v[k]);
+            if (len + l + 4 > cap) {
+                cap = (len + l + 4) * 2;
+                char *x = realloc(buf, cap);
+                if (!x) {
+                    free(buf);
+                    buf = NULL;
+                    break;
+                }
+                buf = x;
+            }
+            if (len) {
+                memcpy(buf + len, " | ", 3);
+                len += 3;
+            }
+            memcpy(buf + len, pc_str(&p->str, found.v[k]), l);
+            len += l;
+        }
+        int bad = !buf || sids_push(out, pc_intern(p, buf, len)) < 0;
+        free(buf);
+        if (bad) {
+            free(found.v);
+            return -1;
+        }
+        n = 1;
+    } else {
+        /* The class is known, the method is not: rename the class. */
+        uint32_t id = meth == PC_NONE ? cls : method_name(r, cls, meth);
+        if (sids_push(out, id) < 0) {
+            free(found.v);
+            return -1;
+        }
+        n = 1;
+    }
+    free(found.v);
+    return n;
+}
+
+/* ---- Frames ---- */
+
+enum { KIND_KERNEL = 2, KIND_INTERPRETED = 3, KIND_JIT = 4, KIND_SYNTHETIC = 0xff };
+
+static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n)
+{
+    pc_profile *p = r->p;
+    uint8_t kind = r->fr.kind[f];
+    int cat, exec = PC_EXEC_NATIVE;
+    if (kind == KIND_SYNTHETIC) {
+        cat = PC_CAT_OTHER;
+    } else if (kind == KIND_KERNEL || (n == 7 && memcmp(map, "/kernel", 7) == 0)) {
+        cat = PC_CAT_KERNEL;
+    } else if (strstr(map, "jit-cache") || strstr(map, "jit-zygote-cache")) {
+        cat = PC_CAT_JIT;
+        exec = PC_EXEC_JIT;
+    } else {
+        cat = pc_category_of(map, n);
+        if (kind == KIND_JIT) {
+            exec = PC_EXEC_JIT;
+            if (cat == PC_CAT_USER)
+                cat = PC_CAT_JIT;
+        } else if (kind == KIND_INTERPRETED) {
+            exec = PC_EXEC_INTERPRETED;
+            if (cat == PC_CAT_USER || cat == PC_CAT_NATIVE)
+                cat = PC_CAT_DEX;
+        }
+    }
+    p->frame.cat[f] = (uint8_t)cat;
+    p->frame.exec[f] = (uint8_t)exec;
+}
+
+/* "libfoo.so+0x1a2b" from the mapping's file name, or "0x1a2b". */
+static uint32_t address_name(pf_reader *r, uint32_t map, uint64_t rel_pc)
+{
+    pc_profile *p = r->p;
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%" PRIx64, rel_pc);
+    if (map == PC_NONE || pc_str_len(&p->str, r->map.name[map]) == 0)
+        return pc_intern_cstr(p, hex);
+    const char *s = pc_str(&p->str, r->map.name[map]);
+    size_t n = pc_str_len(&p->str, r->map.name[map]);
+    const char *base = s + n;
+    while (base > s && base[-1] != '/')
+        base--;
+    size_t bn = (size_t)(s + n - base);
+    char *buf = malloc(bn + sizeof hex + 2);
+    if (!buf) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    memcpy(buf, base, bn);
+    buf[bn] = '+';
+    strcpy(buf + bn + 1, hex);
+    uint32_t sid = pc_intern_cstr(p, buf);
+    free(buf);
+    return sid;
+}
+
+/* Inline frames, added when symbols expand one address into a chain. */
+typedef struct inlines {
+    uint32_t *first, *count;   /* per original frame: its inline frames */
+    uint32_t *frames;
+    size_t n, cap;
+} inlines;
+
+static int add_inline(pf_reader *r, inlines *in, uint32_t f, uint32_t func)
+{
+    pc_profile *p = r->p;
+    uint32_t id = pc_add_frame(p, func, p->frame.addr[f], p->frame.cat[f], p->frame.exec[f]);
+    if (id == PC_NONE)
+        return -1;
+    if (in->n == in->cap) {
+        size_t cap = in->cap ? in->cap * 2 : 64;
+        uint32_t *x = realloc(in->frames, cap * sizeof *x);
+        if (!x)
+            return -1;
+        in->frames = x;
+        in->cap = cap;
+    }
+    if (!in->count[f])
+        in->first[f] = (uint32_t)in->n;
+    in->frames[in->n++] = id;
+    in->count[f]++;
+    return 0;
+}
+
+/* Rebuilds every stack with each symbolized frame followed by the
+ * functions inlined into it, and moves samples and heap rows over. */
+static int expand_inlines(pf_reader *r, const inlines *in, size_t n_frames)
+{
+    pc_profile *p = r->p;
+    size_t ns = p->stack.n;
+    uint32_t *to = malloc((ns + 1) * sizeof *to);
+    if (!to)
+        return -1;
+    for (size_t s = 0; s < ns; s++) {
+        uint32_t prefix = p->stack.prefix[s];
+        uint32_t f = p->stack.frame[s];
+        uint32_t st = pc_stack(p, prefix == PC_NONE ? PC_NONE : to[prefix], f);
+        if (f < n_frames)
+            for (uint32_t k = 0; k < in->count[f]; k++)
+                st = pc_stack(p, st, in->frames[in->first[f] + k]);
+        to[s] = st;
+    }
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.stack[i] != PC_NONE)
+            p->sample.stack[i] = to[p->sample.stack[i]];
+    for (size_t i = 0; i < p->heap.n; i++)
+        if (p->heap.stack[i] != PC_NONE)
+            p->heap.stack[i] = to[p->heap.stack[i]];
+    free(to);
+    return p->oom ? -1 : 0;
+}
+
+/* The names of frame f, outermost first: its symbol's inline chain, else
+ * its function name, each deobfuscated where a mapping applies. */
+static int frame_names(pf_reader *r, const symbols *sy, const deobf *d, uint32_t f,
+                       sids *out)
+{
+    pc_profile *p = r->p;
+    uint32_t map = r->fr.map[f], name = r->fr.name[f];
+    uint32_t pkg = d->frame_pkg ? d->frame_pkg[f] : PC_NONE;
+    uint32_t sym = r->fr.kind[f] == KIND_SYNTHETIC ? PC_NONE
+                                                   : symbol_at(r, sy, map, p->frame.addr[f]);
+    out->n = 0;
+    if (sym != PC_NONE) {
+        /* Lines are most inlined first. */
+        uint32_t l0 = r->sym.line0[sym], nl = r->sym.n_lines[sym];
+        for (uint32_t k = nl; k-- > 0;) {
+            int got = d->frame_pkg ? deobfuscate(r, d, pkg, r->line.func[l0 + k],
+                                                 r->line.line[l0 + k], out)
+                                   : 0;
+            if (got < 0 || (got == 0 && sids_push(out, r->line.func[l0 + k]) < 0))
+                return -1;
+        }
+        return 0;
+    }
+    if (name != PC_NONE) {
+        int got = d->frame_pkg ? deobfuscate(r, d, pkg, name, 0, out) : 0;
+        if (got < 0 || (got == 0 && sids_push(out, name) < 0))
+            return -1;
+        return 0;
+    }
+    return sids_push(out, address_name(r, map, p->frame.addr[f]));
+}
+
+static int name_frames(pf_reader *r, const symbols *sy, const deobf *d)
+{
+    pc_profile *p = r->p;
+    size_t nf = r->fr.n;
+    uint32_t nameless = pc_resource(p, pc_intern(p, "", 0));
+    inlines in = {0};
+    sids names = {0};
+    int any_inline = 0, st = 0;
+    in.first = calloc(nf + 1, sizeof *in.first);
+    in.count = calloc(nf + 1, sizeof *in.count);
+    if (!in.first || !in.count)
+        st = -1;
+    for (size_t f = 0; st == 0 && f < nf; f++) {
+        uint32_t map = r->fr.map[f];
+        uint32_t res = map == PC_NONE ? nameless : r->map.res[map];
+        if (frame_names(r, sy, d, (uint32_t)f, &names) < 0 || p->oom) {
+            st = -1;
+            break;
+        }
+        const char *ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
+        size_t mn = map == PC_NONE ? 0 : pc_str_len(&p->str, r->map.name[map]);
+        /* Native names come mangled; trace_processor shows them
+         * demangled, and so do we unless asked not to. */
+        for (size_t k = 0; !r->o->mangled && k < names.n; k++) {
+            char *dm = pc_demangle(pc_str(&p->str, names.v[k]));
+            if (dm) {
+                names.v[k] = pc_intern_cstr(p, dm);
+                free(dm);
+            }
+        }
+        if (p->oom) {
+            st = -1;
+            break;
+        }
+        ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
+        categorize(r, (uint32_t)f, ms, mn);
+        p->frame.func[f] = pc_func(p, names.v[0], res);
+        for (size_t k = 1; k < names.n; k++)
+            if (add_inline(r, &in, (uint32_t)f, pc_func(p, names.v[k], res)) < 0) {
+                st = -1;
+                break;
+            }
+        any_inline |= names.n > 1;
+    }
+    if (st == 0 && any_inline)
+        st = expand_inlines(r, &in, nf);
+    free(in.first);
+    free(in.count);
+    free(in.frames);
+    free(names.v);
+    return st < 0 || p->oom ? -1 : 0;
+}
+
+/* ---- Threads ---- */
+
+static uint32_t thread_name_of(const pf_reader *r, int64_t tid)
+{
+    pc_probe pr;
+    if (!r->tname.n)
+        return PC_NONE;
+    pc_probe_start(&r->tname.idx, pc_mix64((uint64_t)tid), &pr);
+    for (uint32_t i; (i = pc_probe_next(&r->tname.idx, &pr)) != PC_NONE;)
+        if (r->tname.id[i] == tid)
+            return r->tname.name[i];
+    return PC_NONE;
+}
+
+static int name_threads(pf_reader *r)
+{
+    pc_profile *p = r->p;
+    for (size_t t = 0; t < p->thread.n; t++) {
+        uint32_t name = thread_name_of(r, p->thread.tid[t]);
+        if (name == PC_NONE && p->thread.tid[t] == p->thread.pid[t])
+            name = pc_process_name(p, p->thread.pid[t]);
+        if (name == PC_NONE) {
+            char buf[48];
+            snprintf(buf, sizeof buf, "thread %" PRId64, p->thread.tid[t]);
+            name = pc_intern_cstr(p, buf);
+        }
+        p->thread.name[t] = name;
+    }
+    return p->oom ? -1 : 0;
+}
+
+int pf_resolve_names(pf_reader *r)
+{
+    symbols sy;
+    deobf d;
+    memset(&sy, 0, sizeof sy);
+    memset(&d, 0, sizeof d);
+    int st = symbols_init(r, &sy) < 0 || deobf_init(r, &d) < 0 ? -1 : 0;
+    if (st == 0)
+        st = name_frames(r, &sy, &d);
+    if (st == 0)
+        st = name_threads(r);
+    symbols_free(&sy);
+    deobf_free(&d);
+    return st < 0 ? pf_nomem(r) : PC_OK;
+}
+
+void pf_names_free(pf_reader *r)
+{
+    free(r->mod.path);
+    free(r->mod.build);
+    free(r->sym.mod);
+    free(r->sym.line0);
+    free(r->sym.n_lines);
+    free(r->sym.addr);
+    free(r->line.func);
+    free(r->line.file);
+    free(r->line.line);
+    free(r->cls.pkg);
+    free(r->cls.obf);
+    free(r->cls.deobf);
+    free(r->meth.cls);
+    free(r->meth.obf);
+    free(r->meth.deobf);
+    free(r->meth.line_start);
+    free(r->meth.line_end);
+}

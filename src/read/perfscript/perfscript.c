@@ -1,0 +1,662 @@
+/* perf script text into the profile model (see read_perfscript.h).
+ *
+ * perf pads and orders its header fields by the -F options given, and a
+ * command name may hold spaces and digits, so the header is read from its
+ * one unambiguous token: the timestamp "secs.frac:".  What precedes it is
+ * "comm [pid/]tid [[cpu]]", what follows it "[period] event: [rest]".
+ * Symbols may hold spaces and parentheses (C++), so a frame's dso is the
+ * last balanced parenthesised group of its line.
+ */
+#include "read/perfscript/perfscript.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/demangle.h"
+#include "base/error.h"
+#include "io/source.h"
+
+/* No real line comes near this; a longer one is not perf script text. */
+#define MAX_LINE (16u << 20)
+
+typedef struct span {
+    const char *s;
+    size_t n;
+} span;
+
+typedef struct ps_header {
+    span comm, event, rest;
+    int64_t pid, tid;  /* pid -1 when the text does not give it */
+    int cpu;           /* -1 when absent */
+    uint64_t time;     /* ns */
+    int has_period;
+    uint64_t period;
+} ps_header;
+
+typedef struct ps_frame {
+    uint64_t addr;
+    span sym, dso;
+} ps_frame;
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int hex_val(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Parses the decimal digits of [s, e) into *v; 0 if not all digits or
+ * too large. */
+static int parse_dec(const char *s, const char *e, uint64_t *v)
+{
+    uint64_t x = 0;
+    if (s == e)
+        return 0;
+    for (; s < e; s++) {
+        if (!is_digit(*s) || x > (UINT64_MAX - 9) / 10)
+            return 0;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+/* "123.456789:" (seconds) into ns; 0 if the token is not a timestamp. */
+static int parse_time(const char *s, const char *e, uint64_t *ns)
+{
+    if (e - s < 4 || e[-1] != ':')
+        return 0;
+    e--;
+    const char *dot = memchr(s, '.', (size_t)(e - s));
+    uint64_t secs, frac = 0;
+    if (!dot || !parse_dec(s, dot, &secs) || secs > UINT64_MAX / 1000000000u)
+        return 0;
+    int digits = 0;
+    for (const char *q = dot + 1; q < e; q++) {
+        if (!is_digit(*q))
+            return 0;
+        if (digits < 9) {
+            frac = frac * 10 + (uint64_t)(*q - '0');
+            digits++;
+        }
+    }
+    if (digits == 0)
+        return 0;
+    for (; digits < 9; digits++)
+        frac *= 10;
+    *ns = secs * 1000000000u + frac;
+    return 1;
+}
+
+/* Splits off the next whitespace-separated token of [*s, e). */
+static int next_token(const char **s, const char *e, span *tok)
+{
+    const char *q = *s;
+    while (q < e && is_space(*q))
+        q++;
+    if (q == e)
+        return 0;
+    const char *start = q;
+    while (q < e && !is_space(*q))
+        q++;
+    tok->s = start;
+    tok->n = (size_t)(q - start);
+    *s = q;
+    return 1;
+}
+
+static span trim(const char *s, const char *e)
+{
+    while (s < e && is_space(*s))
+        s++;
+    while (e > s && is_space(e[-1]))
+        e--;
+    return (span){s, (size_t)(e - s)};
+}
+
+/* Parses a sample header line; 0 if line is not one. */
+static int parse_header(const char *line, size_t len, ps_header *h)
+{
+    enum { MAX_TOK = 64 };
+    span tok[MAX_TOK];
+    const char *s = line, *e = line + len;
+    int n = 0, t_at = -1;
+    uint64_t ns = 0;
+
+    /* The timestamp: the first "secs.frac:" token after at least a comm
+     * and a tid. */
+    while (n < MAX_TOK && next_token(&s, e, &tok[n])) {
+        if (n >= 2 && parse_time(tok[n].s, tok[n].s + tok[n].n, &ns)) {
+            t_at = n;
+            break;
+        }
+        n++;
+    }
+    if (t_at < 0)
+        return 0;
+    memset(h, 0, sizeof *h);
+    h->time = ns;
+    h->cpu = -1;
+    int k = t_at - 1;
+    /* "[003]": the CPU. */
+    if (tok[k].n >= 3 && tok[k].s[0] == '[' && tok[k].s[tok[k].n - 1] == ']') {
+        uint64_t cpu;
+        if (!parse_dec(tok[k].s + 1, tok[k].s + tok[k].n - 1, &cpu) || cpu >= PC_NO_CPU)
+            return 0;
+        h->cpu = (int)cpu;
+        k--;
+    }
+    if (k < 1)
+        return 0;
+    /* "pid/tid" or "tid". */
+    const char *ts = tok[k].s, *te = ts + tok[k].n;
+    const char *slash = memchr(ts, '/', tok[k].n);
+    uint64_t pid = 0, tid;
+    if (slash ? !parse_dec(ts, slash, &pid) || !parse_dec(slash + 1, te, &tid)
+              : !parse_dec(ts, te, &tid))
+        return 0;
+    if (tid > INT64_MAX || pid > INT64_MAX)
+        return 0;
+    h->tid = (int64_t)tid;
+    h->pid = slash ? (int64_t)pid : -1;
+    h->comm = trim(line, tok[k].s);
+    /* After the time: an optional period, then "event:". */
+    span a = {NULL, 0};
+    const char *after = s;
+    if (next_token(&s, e, &a) && parse_dec(a.s, a.s + a.n, &h->period)) {
+        h->has_period = 1;
+        after = s;
+        if (!next_token(&s, e, &a))
+            a.n = 0;
+    }
+    if (a.n > 1 && a.s[a.n - 1] == ':') {
+        h->event = (span){a.s, a.n - 1};
+        h->rest = trim(s, e);
+    } else {
+        /* No event field (-F without it): the rest starts after the
+         * period or the time. */
+        h->event = (span){NULL, 0};
+        h->rest = trim(after, e);
+    }
+    return 1;
+}
+
+/* Parses "addr sym[+0xoff] (dso)"; 0 if the text is not a frame. */
+static int parse_frame(const char *s, size_t len, ps_frame *f)
+{
+    const char *e = s + len;
+    while (s < e && is_space(*s))
+        s++;
+    while (e > s && is_space(e[-1]))
+        e--;
+    uint64_t addr = 0;
+    const char *q = s;
+    for (; q < e && !is_space(*q); q++) {
+        int v = hex_val(*q);
+        if (v < 0 || addr >> 60)
+            return 0;
+        addr = addr << 4 | (uint64_t)v;
+    }
+    if (q == s)
+        return 0;
+    f->addr = addr;
+    f->dso = (span){NULL, 0};
+    const char *sym_end = e;
+    /* perf --inline marks inlined functions; they are frames like any. */
+    if (e - q >= 10 && memcmp(e - 10, " (inlined)", 10) == 0) {
+        e -= 10;
+        while (e > q && is_space(e[-1]))
+            e--;
+        sym_end = e;
+    }
+    if (e > q && e[-1] == ')') {
+        int depth = 0;
+        for (const char *r = e - 1; r >= q; r--) {
+            if (*r == ')')
+                depth++;
+            else if (*r == '(' && --depth == 0) {
+                if (r > q && is_space(r[-1])) {
+                    f->dso = (span){r + 1, (size_t)(e - 1 - (r + 1))};
+                    sym_end = r;
+                }
+                break;
+            }
+        }
+    }
+    span sym = trim(q, sym_end);
+    /* "name+0x1a": the offset into the symbol goes, the address stays. */
+    size_t j = sym.n;
+    while (j > 0 && hex_val(sym.s[j - 1]) >= 0)
+        j--;
+    if (j < sym.n && j >= 4 && memcmp(sym.s + j - 3, "+0x", 3) == 0)
+        sym.n = j - 3;
+    f->sym = sym;
+    return 1;
+}
+
+int ps_detect(const uint8_t *data, size_t len)
+{
+    const char *s = (const char *)data, *e = s + len;
+    if (len >= 10 && memcmp(s, "# ========", 10) == 0)
+        return 1;
+    while (s < e) {
+        const char *nl = memchr(s, '\n', (size_t)(e - s));
+        const char *le = nl ? nl : e;
+        if (memchr(s, 0, (size_t)(le - s)))
+            return 0;
+        span t = trim(s, le);
+        if (t.n && t.s[0] != '#') {
+            ps_header h;
+            return parse_header(s, (size_t)(le - s), &h);
+        }
+        if (!nl)
+            return 0;
+        s = nl + 1;
+    }
+    return 0;
+}
+
+typedef struct reader {
+    pc_input *in;
+    pc_profile *p;
+    const pc_options *o;
+    pc_error *err;
+    size_t consumed;       /* bytes of the current line to skip */
+    uint64_t line_off;     /* offset of the current line */
+    size_t line_no;
+
+    pc_htab thread_idx;    /* over (pid, tid) of p->thread */
+    pc_htab frame_idx;     /* over (func, addr) of p->frame */
+    pc_htab demangled;     /* mangled string id -> demangled, in dm[] */
+    uint32_t *dm_from, *dm_to;
+    size_t dm_n, dm_cap;
+
+    /* The open sample. */
+    int open;
+    ps_header h;
+    uint32_t thread;
+    uint16_t event;
+    uint64_t open_off;
+    uint32_t *chain;       /* frame ids, leaf first */
+    size_t n_chain, chain_cap;
+    size_t n_beyond;       /* frames past the depth limit */
+
+    size_t last_event_len; /* the previous event token, in last_event_buf */
+    char *last_event_buf;
+    size_t last_event_cap;
+    int last_event_has_period;
+    uint16_t last_event_id;
+
+    size_t samples, side_records, extra_lines, no_period;
+    size_t skipped;        /* with keep_going: damaged lines */
+    pc_error first_skip;
+} reader;
+
+static int nomem(reader *r)
+{
+    return pc_fail(r->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+}
+
+/* The next line, without its '\n' (and '\r'); 1, 0 at the end, or a
+ * negative status. */
+static int next_line(reader *r, const char **line, size_t *len)
+{
+    pc_input *in = r->in;
+    src_skip(in, r->consumed);
+    r->consumed = 0;
+    size_t scanned = 0;
+    for (;;) {
+        size_t avail = src_avail(in);
+        const char *p = (const char *)src_ptr(in);
+        const char *nl = avail > scanned ? memchr(p + scanned, '\n', avail - scanned) : NULL;
+        if (nl) {
+            size_t n = (size_t)(nl - p);
+            r->consumed = n + 1;
+            if (n && p[n - 1] == '\r')
+                n--;
+            r->line_off = src_offset(in);
+            r->line_no++;
+            *line = p;
+            *len = n;
+            return 1;
+        }
+        if (avail > MAX_LINE)
+            return -src_fail_at(in, r->err, src_offset(in), "line %zu is longer than %u MiB: "
+                                "not perf script text", r->line_no + 1, MAX_LINE >> 20);
+        scanned = avail;
+        int got = src_need(in, avail + 1, r->err);
+        if (got < 0)
+            return got;
+        if (got == 0) {
+            if (avail == 0)
+                return 0;
+            /* The last line lacks its '\n'. */
+            r->consumed = avail;
+            r->line_off = src_offset(in);
+            r->line_no++;
+            *line = (const char *)src_ptr(in);
+            *len = avail;
+            return 1;
+        }
+    }
+}
+
+static uint32_t thread_of(reader *r, int64_t pid, int64_t tid, span comm)
+{
+    pc_profile *p = r->p;
+    pc_probe pr;
+    if (pc_htab_reserve(&r->thread_idx, p->thread.n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&r->thread_idx, pc_mix64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)pid),
+                   &pr);
+    uint32_t id;
+    while ((id = pc_probe_next(&r->thread_idx, &pr)) != PC_NONE)
+        if (p->thread.tid[id] == tid && p->thread.pid[id] == pid)
+            break;
+    uint32_t name = comm.n ? pc_intern(p, comm.s, comm.n) : PC_NONE;
+    if (id == PC_NONE) {
+        id = pc_add_thread(p, pid, tid, name);
+        if (id != PC_NONE)
+            pc_htab_insert(&r->thread_idx, &pr, id);
+    } else if (name != PC_NONE) {
+        /* The latest name: a thread that exec'd is known by its new one. */
+        p->thread.name[id] = name;
+    }
+    return id;
+}
+
+/* The event id of the header's event; samples without a period count one
+ * each, under a name that says so, since their weight is no time. */
+static int event_of(reader *r, const ps_header *h, uint16_t *out)
+{
+    pc_profile *p = r->p;
+    span ev = h->event.n ? h->event : (span){"samples", 7};
+    if (r->last_event_buf && ev.n == r->last_event_len &&
+        h->has_period == r->last_event_has_period &&
+        memcmp(ev.s, r->last_event_buf, ev.n) == 0) {
+        *out = r->last_event_id;
+        return PC_OK;
+    }
+    char buf[256];
+    int n = h->has_period || !h->event.n
+                ? snprintf(buf, sizeof buf, "%.*s", (int)ev.n, ev.s)
+                : snprintf(buf, sizeof buf, "samples of %.*s", (int)ev.n, ev.s);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        return src_fail_at(r->in, r->err, r->line_off, "line %zu: the event name is "
+                           "longer than %zu bytes", r->line_no, sizeof buf - 12);
+    uint32_t name = pc_intern(p, buf, (size_t)n);
+    if (name == PC_NONE)
+        return nomem(r);
+    int unit = !h->has_period ? PC_UNIT_SAMPLES
+               : pc_perf_clock_event(pc_str(&p->str, name)) ? PC_UNIT_NS : PC_UNIT_COUNT;
+    uint32_t e = pc_event(p, name, unit, 0);
+    if (e == PC_NONE)
+        return p->oom ? nomem(r)
+                      : src_fail_at(r->in, r->err, r->line_off, "line %zu: more than %d "
+                                    "event types", r->line_no, PC_MAX_EVENTS);
+    if (ev.n > r->last_event_cap) {
+        char *nb = realloc(r->last_event_buf, ev.n);
+        if (!nb)
+            return nomem(r);
+        r->last_event_buf = nb;
+        r->last_event_cap = ev.n;
+    }
+    memcpy(r->last_event_buf, ev.s, ev.n);
+    r->last_event_len = ev.n;
+    r->last_event_has_period = h->has_period;
+    r->last_event_id = (uint16_t)e;
+    *out = (uint16_t)e;
+    return PC_OK;
+}
+
+/* The string id of a symbol name as it should read: demangled unless the
+ * raw names were asked for, each distinct name demangled once. */
+static uint32_t symbol_name(reader *r, uint32_t raw)
+{
+    pc_profile *p = r->p;
+    const char *s = pc_str(&p->str, raw);
+    if (r->o->mangled || s[0] != '_' || s[1] != 'Z')
+        return raw;
+    pc_probe pr;
+    if (pc_htab_reserve(&r->demangled, r->dm_n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&r->demangled, pc_mix64(raw), &pr);
+    for (uint32_t i; (i = pc_probe_next(&r->demangled, &pr)) != PC_NONE;)
+        if (r->dm_from[i] == raw)
+            return r->dm_to[i];
+    struct pc_col cols[] = {PC_COL(r->dm_from), PC_COL(r->dm_to)};
+    if (pc_grow_cols(&r->dm_cap, r->dm_n + 1, cols, 2) < 0)
+        return PC_NONE;
+    char *d = pc_demangle(s);
+    uint32_t to = d ? pc_intern_cstr(p, d) : raw;
+    free(d);
+    r->dm_from[r->dm_n] = raw;
+    r->dm_to[r->dm_n] = to;
+    pc_htab_insert(&r->demangled, &pr, (uint32_t)r->dm_n++);
+    return to;
+}
+
+/* The model frame of a parsed frame line: frames are told apart by
+ * function and address, as perf report does. */
+static uint32_t frame_of(reader *r, const ps_frame *f)
+{
+    pc_profile *p = r->p;
+    span dso = f->dso;
+    int unknown_dso = dso.n == 0 || (dso.n == 9 && memcmp(dso.s, "[unknown]", 9) == 0);
+    /* Writers expect every function to have a resource: a nameless one
+     * stands for none. */
+    uint32_t res = unknown_dso ? pc_intern(p, "", 0) : pc_intern(p, dso.s, dso.n);
+    uint32_t name;
+    int unknown_sym = f->sym.n == 0 || (f->sym.n == 9 && memcmp(f->sym.s, "[unknown]", 9) == 0);
+    if (unknown_sym && !unknown_dso) {
+        /* Keep unknown code apart by address, as "libfoo.so+0x1a2b". */
+        size_t b = dso.n;
+        while (b > 0 && dso.s[b - 1] != '/')
+            b--;
+        char buf[512];
+        int n = snprintf(buf, sizeof buf, "%.*s+0x%" PRIx64, (int)(dso.n - b > 400 ? 400 : dso.n - b),
+                         dso.s + b, f->addr);
+        name = pc_intern(p, buf, (size_t)n);
+    } else if (unknown_sym) {
+        name = pc_intern(p, "[unknown]", 9);
+    } else {
+        name = pc_intern(p, f->sym.s, f->sym.n);
+        if (name != PC_NONE)
+            name = symbol_name(r, name);
+    }
+    if (p->oom || name == PC_NONE)
+        return PC_NONE;
+    uint32_t func = pc_func(p, name, pc_resource(p, res));
+    if (func == PC_NONE)
+        return PC_NONE;
+    pc_probe pr;
+    if (pc_htab_reserve(&r->frame_idx, p->frame.n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&r->frame_idx, pc_mix64(f->addr ^ (uint64_t)func << 40 ^ func), &pr);
+    for (uint32_t id; (id = pc_probe_next(&r->frame_idx, &pr)) != PC_NONE;)
+        if (p->frame.func[id] == func && p->frame.addr[id] == f->addr)
+            return id;
+    int cat = PC_CAT_OTHER;
+    if (!unknown_dso)
+        cat = pc_category_of(pc_str(&p->str, res), pc_str_len(&p->str, res));
+    uint32_t id = pc_add_frame(p, func, f->addr, (uint8_t)cat, PC_EXEC_NATIVE);
+    if (id != PC_NONE)
+        pc_htab_insert(&r->frame_idx, &pr, id);
+    return id;
+}
+
+static int add_frame_line(reader *r, const ps_frame *f)
+{
+    /* Frames come leaf first: past the depth limit they are only counted. */
+    if (r->p->depth.max && r->n_chain >= r->p->depth.max) {
+        r->n_beyond++;
+        return PC_OK;
+    }
+    uint32_t fr = frame_of(r, f);
+    if (fr == PC_NONE)
+        return nomem(r);
+    if (r->n_chain == r->chain_cap) {
+        size_t cap = r->chain_cap ? r->chain_cap * 2 : 64;
+        uint32_t *c = realloc(r->chain, cap * sizeof *c);
+        if (!c)
+            return nomem(r);
+        r->chain = c;
+        r->chain_cap = cap;
+    }
+    r->chain[r->n_chain++] = fr;
+    return PC_OK;
+}
+
+static int finish_sample(reader *r)
+{
+    pc_profile *p = r->p;
+    if (!r->open)
+        return PC_OK;
+    r->open = 0;
+    uint32_t stack = PC_NONE;
+    if (r->n_beyond)
+        pc_depth_cut(p, r->n_chain + r->n_beyond);
+    for (size_t i = r->n_chain; i-- > 0;)
+        stack = pc_stack(p, stack, r->chain[i]);
+    int64_t w = 1;
+    if (r->h.has_period)
+        w = r->h.period > INT64_MAX ? INT64_MAX : (int64_t)r->h.period;
+    pc_add_sample(p, r->thread, r->h.time, stack, w, r->event,
+                  r->h.cpu < 0 ? PC_NO_CPU : (uint16_t)r->h.cpu);
+    r->samples++;
+    return p->oom ? nomem(r) : PC_OK;
+}
+
+static int on_header(reader *r, const ps_header *h)
+{
+    int st;
+    if ((st = finish_sample(r)) != PC_OK)
+        return st;
+    /* perf's side-band records (--show-task-events, --show-mmap-events
+     * and the like), with or without a ':' after their name. */
+    if ((h->event.n > 12 && memcmp(h->event.s, "PERF_RECORD_", 12) == 0) ||
+        (!h->event.n && h->rest.n > 12 && memcmp(h->rest.s, "PERF_RECORD_", 12) == 0)) {
+        r->side_records++;
+        return PC_OK;
+    }
+    r->h = *h;
+    if (h->pid < 0)
+        r->h.pid = h->tid;  /* see README: perf script -F +pid tells */
+    r->thread = thread_of(r, r->h.pid, h->tid, h->comm);
+    if (r->thread == PC_NONE)
+        return nomem(r);
+    if ((st = event_of(r, h, &r->event)) != PC_OK)
+        return st;
+    if (!h->has_period)
+        r->no_period++;
+    r->open = 1;
+    r->open_off = r->line_off;
+    r->n_chain = r->n_beyond = 0;
+    /* Without callchains, the frame shares the header's line. */
+    ps_frame f;
+    if (h->rest.n && parse_frame(h->rest.s, h->rest.n, &f) && f.dso.n)
+        return add_frame_line(r, &f);
+    return PC_OK;
+}
+
+static void free_reader(reader *r)
+{
+    pc_htab_free(&r->thread_idx);
+    pc_htab_free(&r->frame_idx);
+    pc_htab_free(&r->demangled);
+    free(r->dm_from);
+    free(r->dm_to);
+    free(r->chain);
+    free(r->last_event_buf);
+}
+
+int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
+{
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.in = in;
+    r.p = p;
+    r.o = o;
+    r.err = err;
+    p->meta.source = pc_intern_cstr(p, "perf script");
+    int st = PC_OK, got;
+    const char *line = NULL;
+    size_t len = 0;
+    while ((got = next_line(&r, &line, &len)) > 0) {
+        if (memchr(line, 0, len)) {
+            st = src_fail_at(in, err, r.line_off + (uint64_t)((const char *)memchr(line, 0, len) - line),
+                             "line %zu: a NUL byte: not perf script text", r.line_no);
+            break;
+        }
+        span t = trim(line, line + len);
+        if (t.n == 0) {
+            st = finish_sample(&r);
+        } else if (line[0] == '#') {
+            /* perf's header block and comments; no frame starts so. */
+        } else if (r.open && line[0] == '\t') {
+            ps_frame f;
+            if (parse_frame(line, len, &f) && (f.dso.n || f.sym.n))
+                st = add_frame_line(&r, &f);
+            else
+                r.extra_lines++;
+        } else {
+            ps_header h;
+            if (parse_header(line, len, &h)) {
+                st = on_header(&r, &h);
+            } else if (r.open && is_space(line[0])) {
+                ps_frame f;
+                if (parse_frame(line, len, &f) && f.dso.n)
+                    st = add_frame_line(&r, &f);
+                else
+                    r.extra_lines++;
+            } else {
+                st = src_fail_at(in, err, r.line_off,
+                                 "line %zu: expected a sample header such as "
+                                 "\"comm 123/456 [001] 7.123456: 250000 cpu-clock:\", "
+                                 "found \"%.*s\"", r.line_no, (int)(t.n > 60 ? 60 : t.n), t.s);
+            }
+        }
+        if (st == PC_EINPUT && o->keep_going) {
+            /* A damaged line goes, the rest is read on. */
+            if (!r.skipped++)
+                r.first_skip = *err;
+            st = PC_OK;
+        }
+        if (st != PC_OK)
+            break;
+    }
+    if (got < 0)
+        st = -got;
+    if (st == PC_OK)
+        st = finish_sample(&r);
+    if (st == PC_OK && r.samples == 0 && r.line_no == 0)
+        st = src_fail_at(in, err, 0, "the input is empty");
+    p->sample.read = p->sample.n;
+    if (st == PC_OK && r.skipped)
+        pc_log(o, PC_LOG_WARN, "%zu damaged lines skipped (the first: %s)", r.skipped,
+               r.first_skip.message);
+    if (st == PC_OK && r.side_records)
+        pc_log(o, PC_LOG_INFO, "%zu side-band records (PERF_RECORD_*) were skipped",
+               r.side_records);
+    if (st == PC_OK && r.no_period)
+        pc_log(o, PC_LOG_INFO, "%zu samples carry no period (perf script -F without "
+               "period): each counts one", r.no_period);
+    free_reader(&r);
+    return st;
+}

@@ -1,0 +1,972 @@
+#include "read/simpleperf/simpleperf.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/pbwire.h"
+#include "io/source.h"
+
+/* ---- Record layer ---- */
+
+int sp_detect(const uint8_t *data, size_t len)
+{
+    return len >= SP_MAGIC_LEN && memcmp(data, SP_MAGIC, SP_MAGIC_LEN) == 0;
+}
+
+int sp_open(sp_reader *r, pc_input *in, pc_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->in = in;
+    int got = src_need(in, SP_MAGIC_LEN + 2, err);
+    if (got < 0)
+        return -got;
+    if (!sp_detect(src_ptr(in), src_avail(in)))
+        return src_fail_at(in, err, 0, "not a simpleperf report-sample file "
+                                       "(no SIMPLEPERF magic)");
+    if (!got)
+        return src_fail_at(in, err, src_avail(in),
+                           "file ends inside the header (expected a 2-byte version)");
+    const uint8_t *h = src_ptr(in);
+    r->version = (uint16_t)(h[10] | h[11] << 8);
+    if (r->version != 1)
+        return src_fail_at(in, err, SP_MAGIC_LEN,
+                           "unsupported version %u (expected 1)", r->version);
+    src_skip(in, SP_MAGIC_LEN + 2);
+    return PC_OK;
+}
+
+void sp_close(sp_reader *r)
+{
+    free(r->chain);
+    free(r->strs[0]);
+    free(r->strs[1]);
+    memset(r, 0, sizeof *r);
+}
+
+const char *sp_error_code_name(uint32_t code)
+{
+    static const char *const names[] = {
+        "ERROR_NONE", "ERROR_UNKNOWN", "ERROR_NOT_ENOUGH_STACK",
+        "ERROR_MEMORY_INVALID", "ERROR_UNWIND_INFO", "ERROR_INVALID_MAP",
+        "ERROR_MAX_FRAME_EXCEEDED", "ERROR_REPEATED_FRAME", "ERROR_INVALID_ELF",
+    };
+    return code < sizeof names / sizeof *names ? names[code] : NULL;
+}
+
+/* Context for decoding one record: failures name the record. */
+typedef struct dec {
+    sp_reader *r;
+    pc_error *err;
+} dec;
+
+static int wire_fail(dec *d, const pb_reader *pr)
+{
+    src_fail_at(d->r->in, d->err, pb_offset(pr, pr->err_at),
+                "record %zu: %s", d->r->n_records + 1, pb_strerror(pr->err));
+    return -1;
+}
+
+/* Reads the next field of pr, checking the wire type of known fields via
+ * expect[number] (0xff: any).  Returns 1, 0 at the end, -1 on error. */
+static int next_any_field(dec *d, pb_reader *pr, pb_field *f,
+                          const uint8_t *expect, size_t n_expect)
+{
+    int got = pb_next(pr, f);
+    if (got < 0)
+        return wire_fail(d, pr);
+    if (got && f->number < n_expect && expect[f->number] != 0xff &&
+        pb_expect(pr, f, expect[f->number]) < 0)
+        return wire_fail(d, pr);
+    return got;
+}
+
+/* next_any_field, counting the fields past expect[]: a newer simpleperf
+ * may add some, which are skipped as protobuf says, but told of. */
+static int next_field(dec *d, pb_reader *pr, pb_field *f,
+                      const uint8_t *expect, size_t n_expect)
+{
+    int got = next_any_field(d, pr, f, expect, n_expect);
+    if (got > 0 && f->number >= n_expect && !d->r->unknown_fields++) {
+        d->r->first_unknown.number = f->number;
+        d->r->first_unknown.record = d->r->n_records + 1;
+        d->r->first_unknown.offset = pb_offset(pr, f->at);
+    }
+    return got;
+}
+
+static int push_str(dec *d, int which, size_t *n, const pb_field *f)
+{
+    sp_reader *r = d->r;
+    if (*n == r->strs_cap[which]) {
+        size_t cap = r->strs_cap[which] ? r->strs_cap[which] * 2 : 64;
+        sp_str *s = realloc(r->strs[which], cap * sizeof *s);
+        if (!s) {
+            pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+            return -1;
+        }
+        r->strs[which] = s;
+        r->strs_cap[which] = cap;
+    }
+    r->strs[which][*n].s = (const char *)f->data;
+    r->strs[which][*n].len = f->len;
+    (*n)++;
+    return 0;
+}
+
+static sp_str as_str(const pb_field *f)
+{
+    sp_str s = {(const char *)f->data, f->len};
+    return s;
+}
+
+#define V PB_VARINT
+#define L PB_LEN
+#define ANY 0xff
+
+static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
+{
+    static const uint8_t expect[] = {ANY, V, V, V, V};
+    pb_field f;
+    int got;
+    memset(e, 0, sizeof *e);
+    /* Fast path for the entries as simpleperf writes them (one-byte tags
+     * of the four varint fields); anything else, errors included, is left
+     * to the general loop below from where this one stopped. */
+    const uint8_t *p = pr->p, *end = pr->end;
+    while (p < end) {
+        uint8_t tag = *p;
+        uint64_t v;
+        const uint8_t *q = p + 1;
+        if ((tag != 0x08 && tag != 0x10 && tag != 0x18 && tag != 0x20) ||
+            pb_varint_fast(&q, end, &v) != PB_OK)
+            break;
+        if (tag == 0x08)
+            e->vaddr = v;
+        else if (tag == 0x10)
+            e->file_id = (uint32_t)v;
+        else if (tag == 0x18)
+            e->symbol_id = (int32_t)(uint32_t)v;
+        else if (v <= PC_EXEC_ART) {
+            e->exec = (uint8_t)v;
+            e->has_exec = 1;
+        }
+        p = q;
+    }
+    pr->p = p;
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: e->vaddr = f.value; break;
+        case 2: e->file_id = (uint32_t)f.value; break;
+        case 3: e->symbol_id = (int32_t)(uint32_t)f.value; break;
+        case 4:
+            /* proto2 keeps an unknown enum value as an unknown field, so
+             * the entry reads as if the type were absent. */
+            if (f.value <= PC_EXEC_ART) {
+                e->exec = (uint8_t)f.value;
+                e->has_exec = 1;
+            }
+            break;
+        }
+    }
+    return got;
+}
+
+static int dec_unwind(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, V};
+    pb_field f;
+    int got;
+    rec->sample.has_unwind = 1;
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->sample.raw_error_code = (uint32_t)f.value; break;
+        case 2: rec->sample.error_addr = f.value; break;
+        case 3: rec->sample.error_code = (uint32_t)f.value; break;
+        }
+    }
+    return got;
+}
+
+static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, L, V, V, L};
+    sp_reader *r = d->r;
+    pb_field f;
+    pb_reader sub;
+    int got = 0;
+    size_t n = 0;
+    memset(&rec->sample, 0, sizeof rec->sample);
+    for (;;) {
+        /* Fast path for callchain entries, most of a sample: the tag
+         * byte, a short length that fits, no pb_field. */
+        const uint8_t *q = pr->p;
+        uint64_t len;
+        if (q < pr->end && *q++ == 0x1a && pb_varint_fast(&q, pr->end, &len) == PB_OK &&
+            len <= (uint64_t)(pr->end - q)) {
+            f.data = q;
+            f.len = (size_t)len;
+            pr->p = q + len;
+        } else if ((got = next_field(d, pr, &f, expect, sizeof expect)) <= 0) {
+            break;
+        } else if (f.number != 3) {
+            switch (f.number) {
+            case 1: rec->sample.time = f.value; break;
+            case 2: rec->sample.tid = (int32_t)(uint32_t)f.value; break;
+            case 4: rec->sample.event_count = f.value; break;
+            case 5: rec->sample.event_type_id = (uint32_t)f.value; break;
+            case 6:
+                pb_reader_sub(pr, &f, &sub);
+                if (dec_unwind(d, &sub, rec) < 0)
+                    return -1;
+                break;
+            }
+            continue;
+        }
+        {
+            if (n == r->chain_cap) {
+                size_t cap = r->chain_cap ? r->chain_cap * 2 : 256;
+                sp_entry *c = realloc(r->chain, cap * sizeof *c);
+                if (!c) {
+                    pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+                    return -1;
+                }
+                r->chain = c;
+                r->chain_cap = cap;
+            }
+            pb_reader_sub(pr, &f, &sub);
+            if (dec_entry(d, &sub, &r->chain[n++]) < 0)
+                return -1;
+        }
+    }
+    rec->sample.chain = r->chain;
+    rec->sample.n_chain = n;
+    return got;
+}
+
+static int dec_lost(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V};
+    pb_field f;
+    int got;
+    memset(&rec->lost, 0, sizeof rec->lost);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        if (f.number == 1)
+            rec->lost.sample_count = f.value;
+        else if (f.number == 2)
+            rec->lost.lost_count = f.value;
+    }
+    return got;
+}
+
+static int dec_file(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, L, L, L};
+    pb_field f;
+    int got;
+    memset(&rec->file, 0, sizeof rec->file);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->file.id = (uint32_t)f.value; break;
+        case 2: rec->file.path = as_str(&f); break;
+        case 3:
+            if (push_str(d, 0, &rec->file.n_symbols, &f) < 0)
+                return -1;
+            break;
+        case 4:
+            if (push_str(d, 1, &rec->file.n_mangled, &f) < 0)
+                return -1;
+            break;
+        }
+    }
+    rec->file.symbols = d->r->strs[0];
+    rec->file.mangled = d->r->strs[1];
+    return got;
+}
+
+static int dec_thread(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, L};
+    pb_field f;
+    int got;
+    memset(&rec->thread, 0, sizeof rec->thread);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->thread.tid = (uint32_t)f.value; break;
+        case 2: rec->thread.pid = (uint32_t)f.value; break;
+        case 3: rec->thread.name = as_str(&f); break;
+        }
+    }
+    return got;
+}
+
+static int dec_meta(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, L, L, L, L, L, V};
+    pb_field f;
+    int got;
+    memset(&rec->meta, 0, sizeof rec->meta);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1:
+            if (push_str(d, 0, &rec->meta.n_event_types, &f) < 0)
+                return -1;
+            break;
+        case 2:
+            rec->meta.app_package = as_str(&f);
+            rec->meta.has_app_package = 1;
+            break;
+        case 3:
+            rec->meta.app_type = as_str(&f);
+            rec->meta.has_app_type = 1;
+            break;
+        case 4:
+            rec->meta.sdk_version = as_str(&f);
+            rec->meta.has_sdk_version = 1;
+            break;
+        case 5:
+            rec->meta.build_type = as_str(&f);
+            rec->meta.has_build_type = 1;
+            break;
+        case 6: rec->meta.trace_offcpu = f.value != 0; break;
+        }
+    }
+    rec->meta.event_types = d->r->strs[0];
+    return got;
+}
+
+static int dec_switch(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, V, V, V};
+    pb_field f;
+    int got;
+    memset(&rec->sw, 0, sizeof rec->sw);
+    while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        switch (f.number) {
+        case 1: rec->sw.on = f.value != 0; break;
+        case 2: rec->sw.time = f.value; break;
+        case 3: rec->sw.tid = (uint32_t)f.value; break;
+        }
+    }
+    return got;
+}
+
+#undef V
+#undef L
+
+static int dec_record(dec *d, pb_reader *pr, sp_record *rec)
+{
+    static const uint8_t expect[] = {ANY, PB_LEN, PB_LEN, PB_LEN, PB_LEN, PB_LEN, PB_LEN};
+    static int (*const member[])(dec *, pb_reader *, sp_record *) = {
+        NULL, dec_sample, dec_lost, dec_file, dec_thread, dec_meta, dec_switch,
+    };
+    pb_field f;
+    pb_reader sub;
+    int got;
+    rec->kind = SP_NONE;
+    /* Record is a oneof: when several members are present, as protobuf
+     * parsers do, the last one wins.  A member past these is a newer kind
+     * of record, counted as such by the caller. */
+    while ((got = next_any_field(d, pr, &f, expect, sizeof expect)) > 0) {
+        if (f.number >= 1 && f.number <= 6) {
+            pb_reader_sub(pr, &f, &sub);
+            if (member[f.number](d, &sub, rec) < 0)
+                return -1;
+            rec->kind = (int)f.number;
+        }
+    }
+    return got;
+}
+
+#undef ANY
+
+static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *framed);
+
+int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
+{
+    for (;;) {
+        int framed = 0;
+        int got = sp_next_strict(r, rec, err, &framed);
+        if (got >= 0 || !r->keep_going || err->status != PC_EINPUT)
+            return got;
+        if (framed) {
+            /* The record's frame holds: skip it, read on. */
+            if (!r->skipped++)
+                r->first_skip = *err;
+            continue;
+        }
+        /* The framing is broken: the file ends here. */
+        r->stop = *err;
+        r->stopped = 1;
+        r->done = 1;
+        return 0;
+    }
+}
+
+/* sp_next without keep_going; *framed tells a damaged record whose size
+ * prefix was sound (the next record can still be found). */
+static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *framed)
+{
+    pc_input *in = r->in;
+    src_skip(in, r->consumed);
+    r->consumed = 0;
+    if (r->done)
+        return 0;
+
+    uint64_t off = src_offset(in);
+    int got = src_need(in, 4, err);
+    if (got < 0)
+        return -1;
+    if (!got) {
+        if (src_avail(in) == 0)
+            src_fail_at(in, err, off,
+                        "file ends after %zu records without the terminating "
+                        "zero size (truncated file?)", r->n_records);
+        else
+            src_fail_at(in, err, off, "file ends inside a record size "
+                                      "(%zu of 4 bytes)", src_avail(in));
+        return -1;
+    }
+    const uint8_t *h = src_ptr(in);
+    uint32_t size = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
+                    (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+    src_skip(in, 4);
+    if (size == 0) {
+        r->done = 1;
+        if ((got = src_need(in, 1, err)) < 0)
+            return -1;
+        if (got) {
+            src_fail_at(in, err, off + 4, "%zu bytes of trailing data after "
+                                          "the terminating zero size",
+                        src_avail(in));
+            return -1;
+        }
+        return 0;
+    }
+    if ((got = src_need(in, size, err)) < 0)
+        return -1;
+    if (!got) {
+        src_fail_at(in, err, off, "record %zu claims %" PRIu32 " bytes but "
+                                  "only %zu remain (truncated file?)",
+                    r->n_records + 1, size, src_avail(in));
+        return -1;
+    }
+    pb_reader pr;
+    dec d = {r, err};
+    pb_reader_init(&pr, src_ptr(in), size, off + 4);
+    rec->offset = off;
+    rec->size = size;
+    rec->index = r->n_records + 1;
+    r->consumed = size;
+    int bad = dec_record(&d, &pr, rec) < 0;
+    r->n_records++;
+    if (bad) {
+        *framed = 1;
+        return -1;
+    }
+    return 1;
+}
+
+/* ---- Model builder ---- */
+
+typedef struct build {
+    pc_profile *p;
+    const pc_options *o;
+    pc_input *in;
+    pc_error *err;
+
+    /* A frame per distinct callchain entry.  Frame ids equal the model's;
+     * the file and symbol ids wait here until the Files are read.  The
+     * whole entry is kept in one place, key[id], so that a lookup
+     * touches one cache line instead of one per column. */
+    struct {
+        struct fkey {
+            uint64_t vaddr;
+            uint32_t file;
+            int32_t sym;
+            uint32_t exec;
+        } *key;
+        uint64_t *first_off;  /* record where the entry first appeared */
+        size_t n, cap;
+        pc_htab idx;
+    } fr;
+
+    pc_htab tid_idx;  /* over p->thread.tid */
+
+    /* Files by id: path and a range of syms[] for their symbols. */
+    struct {
+        uint32_t *id, *path, *nsym;
+        size_t *sym0;
+        uint64_t *off;
+        size_t n, cap;
+        pc_htab idx;
+    } files;
+    uint32_t *syms;
+    size_t nsyms, symcap;
+
+    int have_meta;
+    size_t unknown_kinds;         /* records of a kind this reader does not know */
+    size_t refused, unnamed;      /* with keep_going: records skipped, frames named
+                                     by file id or address for want of names */
+    pc_error first_refusal;
+    int pre_meta;                 /* samples came before MetaInfo */
+    uint32_t max_event;           /* largest event_type_id among them */
+    uint64_t max_event_off;
+} build;
+
+static int nomem(build *b)
+{
+    return pc_fail(b->err, PC_ENOMEM, "%s: out of memory", src_name(b->in));
+}
+
+static int key_is(const struct fkey *k, const sp_entry *e)
+{
+    return k->vaddr == e->vaddr && k->file == e->file_id && k->sym == e->symbol_id &&
+           k->exec == e->exec;
+}
+
+static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
+{
+    pc_probe pr;
+    uint64_t h = pc_mix64(e->vaddr ^ pc_mix64((uint64_t)e->file_id << 32 |
+                                              (uint32_t)e->symbol_id) ^ e->exec);
+    if (pc_htab_reserve(&b->fr.idx, b->fr.n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&b->fr.idx, h, &pr);
+    for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
+        if (key_is(&b->fr.key[id], e))
+            return id;
+    struct pc_col cols[] = {PC_COL(b->fr.key), PC_COL(b->fr.first_off)};
+    if (pc_grow_cols(&b->fr.cap, b->fr.n + 1, cols, 2) < 0)
+        return PC_NONE;
+    /* The name comes with the File record at the end of the file. */
+    uint32_t id = pc_add_frame(b->p, PC_NONE, e->vaddr, PC_CAT_USER, e->exec);
+    if (id == PC_NONE)
+        return PC_NONE;
+    b->fr.n++;
+    b->fr.key[id] = (struct fkey){e->vaddr, e->file_id, e->symbol_id, e->exec};
+    b->fr.first_off[id] = off;
+    pc_htab_insert(&b->fr.idx, &pr, id);
+    return id;
+}
+
+/* Finds or creates the thread of tid; pid and name come from Thread
+ * records, usually at the end of the file. */
+static uint32_t thread_of(build *b, int64_t tid)
+{
+    pc_profile *p = b->p;
+    pc_probe pr;
+    if (pc_htab_reserve(&b->tid_idx, p->thread.n + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&b->tid_idx, pc_mix64((uint64_t)tid), &pr);
+    for (uint32_t id; (id = pc_probe_next(&b->tid_idx, &pr)) != PC_NONE;)
+        if (p->thread.tid[id] == tid)
+            return id;
+    uint32_t id = pc_add_thread(p, -1, tid, PC_NONE);
+    if (id != PC_NONE)
+        pc_htab_insert(&b->tid_idx, &pr, id);
+    return id;
+}
+
+/* Execution type of the synthetic frames that stand for unwinding errors
+ * (real entries have 0-3); their symbol_id holds the error code. */
+#define UNWIND_FRAME 0xff
+
+/* "ERROR_NOT_ENOUGH_STACK", or without the "ERROR_" prefix. */
+static const char *error_name(uint32_t code, char buf[32], int full)
+{
+    const char *name = sp_error_code_name(code);
+    if (!name) {
+        snprintf(buf, 32, "ERROR_%" PRIu32, code);
+        name = buf;
+    }
+    return full ? name : name + 6;
+}
+
+static int on_sample(build *b, const sp_record *rec)
+{
+    pc_profile *p = b->p;
+    uint32_t thread = thread_of(b, rec->sample.tid);
+    uint32_t stack = PC_NONE;
+
+    if (thread == PC_NONE)
+        return nomem(b);
+    uint32_t ev = rec->sample.event_type_id;
+    if (ev > UINT16_MAX || (b->have_meta && ev >= p->event.n))
+        return src_fail_at(b->in, b->err, rec->offset,
+                           "record %zu: sample event_type_id %" PRIu32
+                           " is out of range (%zu event types)",
+                           rec->index, ev, p->event.n);
+    if (!b->have_meta && (!b->pre_meta || ev > b->max_event)) {
+        /* Checked once MetaInfo has been seen, at the end. */
+        b->pre_meta = 1;
+        b->max_event = ev;
+        b->max_event_off = rec->offset;
+    }
+    /* A stack whose unwinding stopped early hangs under a root frame that
+     * names the reason, so truncated stacks are seen for what they are. */
+    int unwind_error = rec->sample.has_unwind && rec->sample.error_code != 0;
+    if (unwind_error) {
+        sp_entry root = {0, 0, (int32_t)rec->sample.error_code, UNWIND_FRAME, 0};
+        uint32_t frame = frame_of(b, &root, rec->offset);
+        if (frame == PC_NONE)
+            return nomem(b);
+        stack = pc_stack(p, PC_NONE, frame);
+    }
+    /* The callchain is leaf first; stacks are built from the root.  When
+     * the entry is the frame of the child this stack last had (the
+     * previous sample's path, mostly), frame and stack are known without
+     * hashing. */
+    size_t n_chain = rec->sample.n_chain;
+    n_chain -= pc_depth_cut(p, n_chain);
+    for (size_t i = n_chain; i-- > 0;) {
+        const sp_entry *e = &rec->sample.chain[i];
+        uint32_t last = stack == PC_NONE ? p->stack.root_child
+                        : p->stack.child[stack];
+        if (last != PC_NONE) {
+            uint32_t f = p->stack.frame[last];
+            if (key_is(&b->fr.key[f], e)) {
+                stack = last;
+                continue;
+            }
+        }
+        uint32_t frame = frame_of(b, e, rec->offset);
+        if (frame == PC_NONE)
+            return nomem(b);
+        stack = pc_stack(p, stack, frame);
+    }
+    pc_add_sample(p, thread, rec->sample.time, stack,
+                  (int64_t)rec->sample.event_count,
+                  (uint16_t)rec->sample.event_type_id, PC_NO_CPU);
+    if (unwind_error) {
+        char buf[32];
+        pc_add_marker(p, thread, PC_MARK_UNWIND,
+                      pc_intern_cstr(p, "Unwind error"), rec->sample.time,
+                      rec->sample.time,
+                      pc_intern_cstr(p, error_name(rec->sample.error_code, buf, 1)),
+                      rec->sample.raw_error_code, rec->sample.error_addr);
+    }
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+static int on_file(build *b, const sp_record *rec)
+{
+    pc_probe pr;
+    if (pc_htab_reserve(&b->files.idx, b->files.n + 1) < 0)
+        return nomem(b);
+    pc_probe_start(&b->files.idx, pc_mix64(rec->file.id), &pr);
+    for (uint32_t i; (i = pc_probe_next(&b->files.idx, &pr)) != PC_NONE;)
+        if (b->files.id[i] == rec->file.id)
+            return src_fail_at(b->in, b->err, rec->offset,
+                               "File id %" PRIu32 " appears twice (first at "
+                               "offset %" PRIu64 ")",
+                               rec->file.id, b->files.off[i]);
+    struct pc_col cols[] = {PC_COL(b->files.id), PC_COL(b->files.path),
+                            PC_COL(b->files.nsym), PC_COL(b->files.sym0),
+                            PC_COL(b->files.off)};
+    if (pc_grow_cols(&b->files.cap, b->files.n + 1, cols, 5) < 0)
+        return nomem(b);
+    if (rec->file.n_symbols > UINT32_MAX ||
+        pc_grow_cols(&b->symcap, b->nsyms + rec->file.n_symbols,
+                     (struct pc_col[]){PC_COL(b->syms)}, 1) < 0)
+        return nomem(b);
+    size_t i = b->files.n++;
+    b->files.id[i] = rec->file.id;
+    b->files.path[i] = pc_intern(b->p, rec->file.path.s, rec->file.path.len);
+    b->files.nsym[i] = (uint32_t)rec->file.n_symbols;
+    b->files.sym0[i] = b->nsyms;
+    b->files.off[i] = rec->offset;
+    for (size_t k = 0; k < rec->file.n_symbols; k++) {
+        /* The raw names, when asked for and present. */
+        const sp_str *sym = b->o->mangled && k < rec->file.n_mangled
+                                ? &rec->file.mangled[k] : &rec->file.symbols[k];
+        b->syms[b->nsyms++] = pc_intern(b->p, sym->s, sym->len);
+    }
+    pc_htab_insert(&b->files.idx, &pr, (uint32_t)i);
+    return b->p->oom ? nomem(b) : PC_OK;
+}
+
+static int on_thread(build *b, const sp_record *rec)
+{
+    uint32_t t = thread_of(b, rec->thread.tid);
+    if (t == PC_NONE)
+        return nomem(b);
+    /* A later record for the same thread carries its newer name. */
+    b->p->thread.pid[t] = rec->thread.pid;
+    b->p->thread.name[t] = pc_intern(b->p, rec->thread.name.s, rec->thread.name.len);
+    return b->p->oom ? nomem(b) : PC_OK;
+}
+
+static uint32_t opt_str(pc_profile *p, int has, sp_str s)
+{
+    return has ? pc_intern(p, s.s, s.len) : PC_NONE;
+}
+
+static int on_meta(build *b, const sp_record *rec)
+{
+    pc_profile *p = b->p;
+    if (b->have_meta) {
+        pc_log(b->o, PC_LOG_WARN, "%s: offset %" PRIu64 ": ignoring a second "
+                                  "MetaInfo record", src_name(b->in), rec->offset);
+        return PC_OK;
+    }
+    b->have_meta = 1;
+    if (rec->meta.n_event_types > PC_MAX_EVENTS)
+        return src_fail_at(b->in, b->err, rec->offset, "MetaInfo lists %zu "
+                           "event types (at most %d are supported)",
+                           rec->meta.n_event_types, PC_MAX_EVENTS);
+    /* Clock events count nanoseconds; with --trace-offcpu, the switch
+     * samples stand for the time until the thread runs again (pc_offcpu
+     * measures it).  Samples name events by their place in this list. */
+    for (size_t i = 0; i < rec->meta.n_event_types; i++) {
+        uint32_t name = pc_intern(p, rec->meta.event_types[i].s, rec->meta.event_types[i].len);
+        if (name == PC_NONE)
+            return nomem(b);
+        const char *s = pc_str(&p->str, name);
+        int off = rec->meta.trace_offcpu && strstr(s, "sched_switch") != NULL;
+        int unit = off || pc_perf_clock_event(s) ? PC_UNIT_NS : PC_UNIT_COUNT;
+        if (pc_event_append(p, name, unit, off) == PC_NONE)
+            return nomem(b);
+    }
+    p->meta.app_package = opt_str(p, rec->meta.has_app_package, rec->meta.app_package);
+    p->meta.app_type = opt_str(p, rec->meta.has_app_type, rec->meta.app_type);
+    p->meta.sdk_version = opt_str(p, rec->meta.has_sdk_version, rec->meta.sdk_version);
+    p->meta.build_type = opt_str(p, rec->meta.has_build_type, rec->meta.build_type);
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+static int on_switch(build *b, const sp_record *rec)
+{
+    uint32_t t = thread_of(b, rec->sw.tid);
+    if (t == PC_NONE)
+        return nomem(b);
+    pc_add_switch(b->p, t, rec->sw.time, rec->sw.on);
+    return b->p->oom ? nomem(b) : PC_OK;
+}
+
+/* Names each frame from its File record, once all records are read. */
+static int resolve_frames(build *b)
+{
+    pc_profile *p = b->p;
+    char name[64];
+    uint32_t no_file = PC_NONE;
+    for (size_t id = 0; id < b->fr.n; id++) {
+        pc_probe pr;
+        uint32_t fi = PC_NONE;
+        if (p->frame.exec[id] == UNWIND_FRAME) {
+            char buf[32], label[64];
+            snprintf(label, sizeof label, "[unwind error: %s]",
+                     error_name((uint32_t)b->fr.key[id].sym, buf, 0));
+            if (no_file == PC_NONE)
+                no_file = pc_resource(p, pc_intern(p, "", 0));
+            p->frame.func[id] = pc_func(p, pc_intern_cstr(p, label), no_file);
+            p->frame.cat[id] = PC_CAT_OTHER;
+            p->frame.exec[id] = PC_EXEC_NATIVE;
+            continue;
+        }
+        pc_probe_start(&b->files.idx, pc_mix64(b->fr.key[id].file), &pr);
+        if (b->files.n)
+            for (uint32_t i; (i = pc_probe_next(&b->files.idx, &pr)) != PC_NONE;)
+                if (b->files.id[i] == b->fr.key[id].file) {
+                    fi = i;
+                    break;
+                }
+        if (fi == PC_NONE && b->o->keep_going) {
+            /* The Files come last: a cut file may lack them. */
+            int n = snprintf(name, sizeof name, "[file %" PRIu32 "]+0x%" PRIx64,
+                             b->fr.key[id].file, p->frame.addr[id]);
+            if (no_file == PC_NONE)
+                no_file = pc_resource(p, pc_intern(p, "", 0));
+            p->frame.func[id] = pc_func(p, pc_intern(p, name, (size_t)n), no_file);
+            p->frame.cat[id] = PC_CAT_OTHER;
+            b->unnamed++;
+            continue;
+        }
+        if (fi == PC_NONE)
+            return src_fail_at(b->in, b->err, b->fr.first_off[id],
+                               "sample refers to file_id %" PRIu32
+                               ", which has no File record", b->fr.key[id].file);
+        int32_t sym = b->fr.key[id].sym;
+        uint32_t path = b->files.path[fi];
+        const char *path_s = pc_str(&p->str, path);
+        size_t path_len = pc_str_len(&p->str, path);
+        uint32_t fname;
+        if (sym != -1 && (sym < 0 || (uint32_t)sym >= b->files.nsym[fi]) && b->o->keep_going) {
+            sym = -1;  /* named by address, like unknown code */
+            b->unnamed++;
+        }
+        if (sym == -1) {
+            /* Keep unknown code apart by address, as "libfoo.so+0x1a2b". */
+            const char *base = path_s + path_len;
+            while (base > path_s && base[-1] != '/')
+                base--;
+            int n = snprintf(name, sizeof name, "+0x%" PRIx64, p->frame.addr[id]);
+            size_t blen = (size_t)(path_s + path_len - base);
+            char *full = malloc(blen + (size_t)n + 1);
+            if (!full)
+                return nomem(b);
+            memcpy(full, base, blen);
+            memcpy(full + blen, name, (size_t)n + 1);
+            fname = pc_intern(p, full, blen + (size_t)n);
+            free(full);
+        } else if (sym < 0 || (uint32_t)sym >= b->files.nsym[fi]) {
+            return src_fail_at(b->in, b->err, b->fr.first_off[id],
+                               "sample refers to symbol_id %" PRId32 " of file_id %"
+                               PRIu32 ", which has %" PRIu32 " symbols",
+                               sym, b->fr.key[id].file, b->files.nsym[fi]);
+        } else {
+            fname = b->syms[b->files.sym0[fi] + (size_t)sym];
+        }
+        if (p->oom)
+            return nomem(b);
+        /* Interning may have moved the arena: take the path again. */
+        path_s = pc_str(&p->str, path);
+        p->frame.func[id] = pc_func(p, fname, pc_resource(p, path));
+        p->frame.cat[id] = (uint8_t)pc_category_of(path_s, path_len);
+    }
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+/* Gives threads that had samples but no Thread record a name and pid. */
+static int name_orphans(build *b)
+{
+    pc_profile *p = b->p;
+    for (size_t t = 0; t < p->thread.n; t++) {
+        if (p->thread.name[t] != PC_NONE)
+            continue;
+        char name[48];
+        snprintf(name, sizeof name, "thread %" PRId64, p->thread.tid[t]);
+        p->thread.name[t] = pc_intern_cstr(p, name);
+        p->thread.pid[t] = p->thread.tid[t];
+    }
+    return p->oom ? nomem(b) : PC_OK;
+}
+
+static void free_build(build *b)
+{
+    free(b->fr.key);
+    free(b->fr.first_off);
+    pc_htab_free(&b->fr.idx);
+    pc_htab_free(&b->tid_idx);
+    free(b->files.id);
+    free(b->files.path);
+    free(b->files.nsym);
+    free(b->files.sym0);
+    free(b->files.off);
+    pc_htab_free(&b->files.idx);
+    free(b->syms);
+}
+
+static int on_record_strict(build *b, const sp_record *rec);
+
+/* With keep_going, a record the model refuses (an event type out of
+ * range, a File id seen twice) is skipped and counted. */
+static int on_record(void *ctx, const sp_record *rec)
+{
+    build *b = ctx;
+    int st = on_record_strict(b, rec);
+    if (st == PC_EINPUT && b->o->keep_going) {
+        if (!b->refused++)
+            b->first_refusal = *b->err;
+        return PC_OK;
+    }
+    return st;
+}
+
+static int on_record_strict(build *b, const sp_record *rec)
+{
+    pc_profile *p = b->p;
+    switch (rec->kind) {
+    case SP_SAMPLE: return on_sample(b, rec);
+    case SP_FILE: return on_file(b, rec);
+    case SP_THREAD: return on_thread(b, rec);
+    case SP_META: return on_meta(b, rec);
+    case SP_SWITCH: return on_switch(b, rec);
+    case SP_LOST:
+        p->meta.has_lost = 1;
+        p->meta.lost_sample_count = rec->lost.sample_count;
+        p->meta.lost_count = rec->lost.lost_count;
+        return PC_OK;
+    default:
+        /* A kind of record newer than this reader: told of, not fatal. */
+        b->unknown_kinds++;
+        return PC_OK;
+    }
+}
+
+int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
+                       pc_error *err)
+{
+    sp_reader r;
+    sp_record rec;
+    build b;
+    int st = PC_OK, got;
+
+    memset(&b, 0, sizeof b);
+    b.p = p;
+    b.o = o;
+    b.in = in;
+    b.err = err;
+    p->meta.source = pc_intern_cstr(p, "simpleperf");
+    if ((st = sp_open(&r, in, err)) != PC_OK)
+        return st;
+    r.keep_going = o->keep_going;
+    if (o->threads == 1) {
+        while ((got = sp_next(&r, &rec, err)) > 0 && (st = on_record(&b, &rec)) == PC_OK)
+            ;
+        if (got < 0)
+            st = err->status;
+    } else {
+        st = sp_read_threaded(&r, on_record, &b, err);
+    }
+    if (st == PC_OK && b.pre_meta && b.max_event >= p->event.n)
+        st = src_fail_at(in, err, b.max_event_off, "sample event_type_id %" PRIu32
+                         " is out of range (%zu event types%s)", b.max_event,
+                         p->event.n, b.have_meta ? "" : ": no MetaInfo record");
+    if (st == PC_OK)
+        st = resolve_frames(&b);
+    if (st == PC_OK)
+        st = name_orphans(&b);
+    p->sample.read = p->sample.n;
+    if (st == PC_OK && b.unknown_kinds)
+        pc_log(o, PC_LOG_WARN, "%zu records of a kind this version does not know were "
+               "skipped (written by a newer simpleperf?)", b.unknown_kinds);
+    if (st == PC_OK && r.unknown_fields)
+        pc_log(o, PC_LOG_WARN, "%zu fields this version does not know were skipped "
+               "(the first: field %" PRIu32 " in record %zu at offset %" PRIu64 "; "
+               "written by a newer simpleperf?)", r.unknown_fields, r.first_unknown.number,
+               r.first_unknown.record, r.first_unknown.offset);
+    if (st == PC_OK && r.skipped)
+        pc_log(o, PC_LOG_WARN, "%zu damaged records skipped (the first: %s)", r.skipped,
+               r.first_skip.message);
+    if (st == PC_OK && b.refused)
+        pc_log(o, PC_LOG_WARN, "%zu records skipped as inconsistent (the first: %s)",
+               b.refused, b.first_refusal.message);
+    if (st == PC_OK && r.stopped)
+        pc_log(o, PC_LOG_WARN, "reading stopped early, %zu records in: %s", r.n_records,
+               r.stop.message);
+    if (st == PC_OK && b.unnamed)
+        pc_log(o, PC_LOG_WARN, "%zu frames named by their file and address: their File "
+               "record or symbol is missing", b.unnamed);
+    if (st == PC_OK && p->meta.has_lost && p->meta.lost_count) {
+        uint64_t n = p->meta.lost_count, total = n + p->meta.lost_sample_count;
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples (%.1f%%) were lost "
+               "while recording", n, total, 100.0 * (double)n / (double)total);
+    }
+    /* report-sample's own gap removal is the usual reason a file holds
+     * threads but no samples. */
+    if (st == PC_OK && !p->sample.n) {
+        char hint[320];
+        snprintf(hint, sizeof hint, "it has %zu records, %zu of them about threads%s; simpleperf "
+                 "report-sample leaves out samples whose callchains are incomplete unless "
+                 "run with --remove-gaps 0, and those its filters reject", r.n_records,
+                 p->thread.n, b.unknown_kinds ? ", and records of kinds this version "
+                 "does not know" : "");
+        p->meta.empty_hint = pc_intern_cstr(p, hint);
+    }
+    free_build(&b);
+    sp_close(&r);
+    return st;
+}

@@ -1,0 +1,148 @@
+/* Reader for simpleperf `report-sample --protobuf` files.
+ *
+ * Layout (simpleperf's cmd_report_sample.proto): the 10 bytes "SIMPLEPERF",
+ * a little-endian u16 version (1), then records, each a little-endian u32
+ * size followed by a protobuf Record of that size, until a size of 0.
+ *
+ * Two layers.  sp_next() decodes one record at a time into an sp_record
+ * whose strings and arrays point into the reader's buffers (valid until the
+ * next call); it checks framing, wire format and field types, nothing
+ * more.  pc_read_simpleperf() builds the profile model from those records
+ * and checks what only the whole file can tell (ids that refer to Files,
+ * symbols and event types).
+ */
+#ifndef PROFCONV_READ_SIMPLEPERF_H
+#define PROFCONV_READ_SIMPLEPERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "profconv.h"
+
+#define SP_MAGIC "SIMPLEPERF"
+#define SP_MAGIC_LEN 10
+
+enum sp_kind {
+    SP_NONE = 0,  /* a record with no member we know (a newer kind) */
+    SP_SAMPLE = 1,
+    SP_LOST = 2,
+    SP_FILE = 3,
+    SP_THREAD = 4,
+    SP_META = 5,
+    SP_SWITCH = 6,
+};
+
+typedef struct sp_str {
+    const char *s;
+    size_t len;
+} sp_str;
+
+typedef struct sp_entry {
+    uint64_t vaddr;
+    uint32_t file_id;
+    int32_t symbol_id;
+    uint8_t exec;      /* enum pc_exec */
+    uint8_t has_exec;  /* execution_type was present */
+} sp_entry;
+
+typedef struct sp_record {
+    int kind;          /* enum sp_kind */
+    uint64_t offset;   /* stream offset of the record's size prefix */
+    size_t size;       /* bytes of protobuf after the prefix */
+    size_t index;      /* 1 for the first record */
+
+    struct {
+        uint64_t time, event_count;
+        int32_t tid;
+        uint32_t event_type_id;
+        const sp_entry *chain;  /* leaf first, as in the file */
+        size_t n_chain;
+        int has_unwind;
+        uint32_t raw_error_code, error_code;
+        uint64_t error_addr;
+    } sample;
+    struct {
+        uint64_t sample_count, lost_count;
+    } lost;
+    struct {
+        uint32_t id;
+        sp_str path;
+        const sp_str *symbols, *mangled;
+        size_t n_symbols, n_mangled;
+    } file;
+    struct {
+        uint32_t tid, pid;
+        sp_str name;
+    } thread;
+    struct {
+        const sp_str *event_types;
+        size_t n_event_types;
+        sp_str app_package, app_type, sdk_version, build_type;
+        int has_app_package, has_app_type, has_sdk_version, has_build_type;
+        int trace_offcpu;
+    } meta;
+    struct {
+        int on;
+        uint64_t time;
+        uint32_t tid;
+    } sw;
+} sp_record;
+
+typedef struct sp_reader {
+    pc_input *in;
+    uint16_t version;
+    size_t n_records;
+    int done;
+    size_t consumed;   /* bytes of the current record to skip before the next */
+    sp_entry *chain;
+    size_t chain_cap;
+    sp_str *strs[2];   /* symbols and mangled symbols, or event types */
+    size_t strs_cap[2];
+    /* With keep_going, a record whose protobuf is damaged is skipped
+     * (counted, the first message kept) and a broken frame ends the file
+     * (its message kept) instead of failing. */
+    int keep_going;
+    size_t skipped;
+    pc_error first_skip, stop;
+    int stopped;
+    /* Fields of known messages that this reader does not know, and where
+     * the first one was. */
+    size_t unknown_fields;
+    struct {
+        uint32_t number;
+        size_t record;
+        uint64_t offset;
+    } first_unknown;
+} sp_reader;
+
+/* True when the first bytes are simpleperf's magic. */
+int sp_detect(const uint8_t *data, size_t len);
+
+/* Reads and checks the magic and version.  Returns 0 or a pc_status. */
+int sp_open(sp_reader *r, pc_input *in, pc_error *err);
+
+/* Decodes the next record.  Returns 1 with *rec filled, 0 after the
+ * terminator (having checked that nothing follows it), or -1 with err
+ * filled. */
+int sp_next(sp_reader *r, sp_record *rec, pc_error *err);
+
+void sp_close(sp_reader *r);
+
+/* Name of an UnwindingResult error code ("ERROR_INVALID_MAP"), or NULL
+ * for a value the format does not define. */
+const char *sp_error_code_name(uint32_t code);
+
+/* Decodes r's records on a second thread and hands each to fn on this
+ * one, in file order, until the end, an error of the decoding (err
+ * filled), or fn's first status other than PC_OK, which is returned.
+ * rec is valid only during the call.  Without a second thread to be had,
+ * decodes on this one. */
+typedef int (*sp_record_fn)(void *ctx, const sp_record *rec);
+int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err);
+
+/* Reads a whole simpleperf file from in into p. */
+int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
+                       pc_error *err);
+
+#endif

@@ -1,0 +1,95 @@
+/* Heap profile dumps: which of each process and heap to show.
+ *
+ * heapprofd's values are cumulative since profiling began, so one dump
+ * is the whole story up to its time: the dump shown (the last, or the one
+ * --heap-dump names) is what formats with one value per callsite write.
+ * The dumps before it stay, for the Firefox Profiler's timeline, which
+ * shows how the heap got there (write_processed.c). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "transform/transform.h"
+
+/* Rows by thread, heap, time, dump. */
+static int cmp_row(const void *a, const void *b, const void *ctx)
+{
+    const pc_profile *p = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (p->heap.thread[x] != p->heap.thread[y])
+        return p->heap.thread[x] < p->heap.thread[y] ? -1 : 1;
+    if (p->heap.heap[x] != p->heap.heap[y])
+        return p->heap.heap[x] < p->heap.heap[y] ? -1 : 1;
+    if (p->heap.time[x] != p->heap.time[y])
+        return p->heap.time[x] < p->heap.time[y] ? -1 : 1;
+    if (p->heap.dump[x] != p->heap.dump[y])
+        return p->heap.dump[x] < p->heap.dump[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static const char *measure_name(int m)
+{
+    return m == PC_HEAP_ALLOCATED ? "allocated" : m == PC_HEAP_FREED ? "freed" : "unreleased";
+}
+
+int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
+{
+    size_t n = p->heap.n;
+    p->meta.heap_measure = o->heap_measure;
+    if (!n)
+        return PC_OK;
+    uint32_t *order = malloc(n * sizeof *order);
+    uint8_t *kept = calloc(p->heap.n_dumps + 1, 1);
+    uint8_t *shown = calloc(p->heap.n_dumps + 1, 1);
+    uint8_t *keep = malloc(n);
+    if (!order || !kept || !shown || !keep) {
+        free(order);
+        free(kept);
+        free(shown);
+        free(keep);
+        return pc_fail(err, PC_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    pc_sort_ctx(order, n, sizeof *order, cmp_row, p);
+    uint64_t start = p->meta.first_time;
+    for (size_t i = 0; i < n;) {
+        uint32_t t = p->heap.thread[order[i]], h = p->heap.heap[order[i]];
+        size_t j = i, dumps = 0, want = (size_t)(o->heap_dump > 0 ? o->heap_dump : 0);
+        uint32_t pick = PC_NONE, last = PC_NONE;
+        uint64_t pick_time = 0;
+        while (j < n && p->heap.thread[order[j]] == t && p->heap.heap[order[j]] == h) {
+            uint32_t d = p->heap.dump[order[j]];
+            if (d != last) {
+                dumps++;
+                last = d;
+                if (!want || dumps <= want) {
+                    pick = d;
+                    pick_time = p->heap.time[order[j]];
+                    kept[d] = 1;
+                }
+            }
+            j++;
+        }
+        shown[pick] = 1;
+        if (want > dumps)
+            pc_log(o, PC_LOG_WARN, "--heap-dump %zu: process %" PRId64 " has %zu dump(s) "
+                   "of heap %s; showing its last", want, p->thread.pid[t], dumps,
+                   pc_str(&p->str, h));
+        pc_log(o, PC_LOG_INFO, "heap %s of process %" PRId64 ": %s bytes at dump %zu of %zu "
+               "(%.3f s into the profile)", pc_str(&p->str, h), p->thread.pid[t],
+               measure_name(o->heap_measure), want && want <= dumps ? want : dumps, dumps,
+               (double)(pick_time - start) / 1e9);
+        i = j;
+    }
+    for (size_t i = 0; i < n; i++)
+        keep[i] = kept[p->heap.dump[i]];
+    pc_keep_heap(p, keep);
+    free(p->heap.shown_dump);
+    p->heap.shown_dump = shown;
+    free(order);
+    free(kept);
+    free(keep);
+    return PC_OK;
+}

@@ -1,0 +1,316 @@
+/* What the writers share: frames merged for the Firefox formats, the
+ * thread to show first, the profile's title, heap values. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "write/write.h"
+
+void pc_merged_free(pc_merged *m)
+{
+    free(m->gf_of_frame);
+    free(m->gf_func);
+    free(m->gf_cat);
+    free(m->gf_sub);
+    free(m->gs_of_stack);
+    free(m->gs_prefix);
+    free(m->gs_frame);
+    memset(m, 0, sizeof *m);
+}
+
+int pc_merge(const pc_profile *p, pc_merged *m)
+{
+    pc_htab idx = {0};
+    size_t nf = p->frame.n, ns = p->stack.n;
+    int ok = 1;
+
+    memset(m, 0, sizeof *m);
+    m->gf_of_frame = malloc((nf + 1) * sizeof *m->gf_of_frame);
+    m->gf_func = malloc((nf + 1) * sizeof *m->gf_func);
+    m->gf_cat = malloc(nf + 1);
+    m->gf_sub = malloc(nf + 1);
+    m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
+    if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gf_sub ||
+        !m->gs_of_stack || pc_htab_reserve(&idx, nf) < 0)
+        ok = 0;
+    for (size_t f = 0; ok && f < nf; f++) {
+        pc_probe pr;
+        uint32_t func = p->frame.func[f], g;
+        uint8_t cat = p->frame.cat[f];
+        uint8_t sub = (uint8_t)pc_subcategory(cat, p->frame.exec[f]);
+        pc_probe_start(&idx, pc_mix64((uint64_t)func << 16 | (uint64_t)cat << 8 | sub), &pr);
+        while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
+            if (m->gf_func[g] == func && m->gf_cat[g] == cat && m->gf_sub[g] == sub)
+                break;
+        if (g == PC_NONE) {
+            g = (uint32_t)m->n_gf++;
+            m->gf_func[g] = func;
+            m->gf_cat[g] = cat;
+            m->gf_sub[g] = sub;
+            pc_htab_insert(&idx, &pr, g);
+        }
+        m->gf_of_frame[f] = g;
+    }
+    pc_htab_free(&idx);
+    /* Model stacks come parents first, so each prefix is mapped already. */
+    pc_stree tree;
+    pc_stree_init(&tree);
+    for (size_t s = 0; ok && s < ns; s++) {
+        uint32_t pre = p->stack.prefix[s];
+        uint32_t gp = pre == PC_NONE ? PC_NONE : m->gs_of_stack[pre];
+        uint32_t g = pc_stree_intern(&tree, gp, m->gf_of_frame[p->stack.frame[s]]);
+        if (g == PC_NONE)
+            ok = 0;
+        m->gs_of_stack[s] = g;
+    }
+    /* The tree's node columns are the merged stacks; the rest goes. */
+    m->gs_prefix = tree.prefix;
+    m->gs_frame = tree.frame;
+    m->n_gs = tree.n;
+    tree.prefix = tree.frame = NULL;
+    if (ok && (!m->gs_prefix || !m->gs_frame)) {
+        /* No stacks at all: empty columns still, for the writers. */
+        m->gs_prefix = malloc(sizeof *m->gs_prefix);
+        m->gs_frame = malloc(sizeof *m->gs_frame);
+        ok = m->gs_prefix && m->gs_frame;
+    }
+    pc_stree_free(&tree);
+    if (!ok)
+        pc_merged_free(m);
+    return ok ? 0 : -1;
+}
+
+void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id)
+{
+    jw_str(w, pc_str(&p->str, id), pc_str_len(&p->str, id));
+}
+
+int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
+{
+    size_t nt = p->thread.n;
+    *first = malloc((nt + 1) * sizeof **first);
+    *last = calloc(nt + 1, sizeof **last);
+    if (!*first || !*last) {
+        free(*first);
+        free(*last);
+        return -1;
+    }
+    for (size_t t = 0; t < nt; t++)
+        (*first)[t] = UINT64_MAX;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint32_t t = p->sample.thread[i];
+        if (p->sample.time[i] < (*first)[t])
+            (*first)[t] = p->sample.time[i];
+        if (p->sample.time[i] > (*last)[t])
+            (*last)[t] = p->sample.time[i];
+    }
+    for (size_t i = 0; i < p->marker.n; i++) {
+        uint32_t t = p->marker.thread[i];
+        if (p->marker.start[i] < (*first)[t])
+            (*first)[t] = p->marker.start[i];
+        if (p->marker.end[i] > (*last)[t])
+            (*last)[t] = p->marker.end[i];
+    }
+    return 0;
+}
+
+uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main)
+{
+    uint32_t name = pc_process_name(p, p->thread.pid[t]);
+    if (name == PC_NONE && main != PC_NONE)
+        name = p->thread.name[main];
+    return name;
+}
+
+uint64_t pc_heap_value(const pc_profile *p, size_t i)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return p->heap.alloc[i];
+    case PC_HEAP_FREED: return p->heap.freed[i];
+    }
+    return p->heap.alloc[i] > p->heap.freed[i] ? p->heap.alloc[i] - p->heap.freed[i] : 0;
+}
+
+uint64_t pc_heap_count(const pc_profile *p, size_t i)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return p->heap.alloc_count[i];
+    case PC_HEAP_FREED: return p->heap.free_count[i];
+    }
+    return p->heap.alloc_count[i] > p->heap.free_count[i]
+               ? p->heap.alloc_count[i] - p->heap.free_count[i] : 0;
+}
+
+int pc_is_time_event(const pc_profile *p, size_t e)
+{
+    return e < p->event.n && p->event.unit[e] == PC_UNIT_NS;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe)
+{
+    if (n * 8 < universe) {
+        pc_qsort(ids, n, sizeof *ids, cmp_id);
+        return;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < universe && k < n; g++)
+        if (mark[g] != PC_NONE)
+            ids[k++] = (uint32_t)g;
+}
+
+void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t stamp,
+                     size_t universe)
+{
+    if (n * 8 < universe) {
+        pc_qsort(ids, n, sizeof *ids, cmp_id);
+        return;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < universe && k < n; g++)
+        if (stamp_of[g] == stamp)
+            ids[k++] = (uint32_t)g;
+}
+
+/* Whether thread t's process is the app the recording names: its name is
+ * the package, or the package cut to the 15 bytes of a kernel task name. */
+static int is_app(const pc_profile *p, uint32_t t, const uint32_t *main_of)
+{
+    uint32_t app = p->meta.app_package, name = pc_process_label(p, t, main_of[t]);
+    if (app == PC_NONE || name == PC_NONE)
+        return 0;
+    size_t an = pc_str_len(&p->str, app), nn = pc_str_len(&p->str, name);
+    const char *a = pc_str(&p->str, app), *n = pc_str(&p->str, name);
+    if (nn == an)
+        return memcmp(a, n, nn) == 0;
+    /* Kernel task names keep 15 bytes: the start of the name, or, as
+     * Android names dotted ones, the end. */
+    return nn >= 15 && nn < an && (memcmp(a, n, nn) == 0 || memcmp(a + an - nn, n, nn) == 0);
+}
+
+int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
+{
+    size_t nt = p->thread.n;
+    uint64_t *on = calloc(nt + 1, sizeof *on), *any = calloc(nt + 1, sizeof *any);
+    *out = PC_NONE;
+    if (!on || !any) {
+        free(on);
+        free(any);
+        return -1;
+    }
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint32_t t = p->sample.thread[i];
+        uint64_t w = p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 1;
+        any[t]++;
+        if (!pc_sample_offcpu(p, i))
+            on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
+    }
+    for (size_t i = 0; i < p->heap.n; i++)
+        any[p->heap.thread[i]] += pc_heap_shown(p, i) && pc_heap_value(p, i);
+    uint32_t app = PC_NONE, busiest = PC_NONE, most = PC_NONE;
+    for (size_t t = 0; t < nt; t++) {
+        if (on[t] && p->thread.tid[t] == p->thread.pid[t] && app == PC_NONE &&
+            is_app(p, (uint32_t)t, main_of))
+            app = (uint32_t)t;
+        if (on[t] && (busiest == PC_NONE || on[t] > on[busiest]))
+            busiest = (uint32_t)t;
+        if (any[t] && (most == PC_NONE || any[t] > any[most]))
+            most = (uint32_t)t;
+    }
+    *out = app != PC_NONE ? app : busiest != PC_NONE ? busiest : most;
+    free(on);
+    free(any);
+    return 0;
+}
+
+/* Appends printf-style text to buf, which holds *used bytes of size. */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    if (*used + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
+void pc_events_label(const pc_profile *p, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    if (!p->event.n || !p->sample.n)
+        return;
+    if (!p->meta.kept_events_all) {
+        append(buf, size, &used, "%s", pc_str(&p->str, p->event.name[p->meta.kept_event]));
+        return;
+    }
+    const char *sep = p->meta.offcpu_mode == PC_OFFCPU_MIXED ? " + " : ", ";
+    for (size_t e = 0; e < p->event.n; e++)
+        append(buf, size, &used, "%s%s", e ? sep : "", pc_str(&p->str, p->event.name[e]));
+}
+
+const char *pc_heap_measure_name(const pc_profile *p)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return "allocated";
+    case PC_HEAP_FREED: return "freed";
+    }
+    return "unreleased";
+}
+
+int pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
+             size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    uint32_t subject = p->meta.app_package;
+    if (subject == PC_NONE && focus != PC_NONE)
+        subject = pc_process_label(p, focus, main_of[focus]);
+    if (subject != PC_NONE) {
+        append(buf, size, &used, "%s", pc_str(&p->str, subject));
+    } else if (focus != PC_NONE) {
+        append(buf, size, &used, "process %" PRId64, p->thread.pid[focus]);
+    } else {
+        append(buf, size, &used, "profile");
+    }
+    /* Other processes with samples, when the title names one process. */
+    if (p->meta.app_package == PC_NONE && focus != PC_NONE) {
+        size_t others = 0;
+        int64_t *pids = NULL;
+        size_t n = 0;
+        pc_error e;
+        if (pc_profile_pids(p, &pids, &n, &e) != PC_OK)
+            return -1;
+        for (size_t k = 0; k < n; k++)
+            others += pids[k] != p->thread.pid[focus];
+        free(pids);
+        if (others)
+            append(buf, size, &used, " and %zu other process%s", others,
+                   others == 1 ? "" : "es");
+    }
+    char events[256];
+    pc_events_label(p, events, sizeof events);
+    const char *source = p->meta.source != PC_NONE ? pc_str(&p->str, p->meta.source) : NULL;
+    if (!source && !events[0] && !p->heap.n)
+        return 0;
+    append(buf, size, &used, " (");
+    if (source)
+        append(buf, size, &used, "%s%s", source, events[0] || p->heap.n ? ": " : "");
+    if (events[0])
+        append(buf, size, &used, "%s%s", events, p->heap.n ? "; " : "");
+    if (p->heap.n)
+        append(buf, size, &used, "heap, %s bytes", pc_heap_measure_name(p));
+    append(buf, size, &used, ")");
+    return 0;
+}

@@ -1,0 +1,858 @@
+/* Writer for the Firefox Profiler's processed profile format.
+ *
+ * The processed format is what the profiler works on internally: shared
+ * string, stack, frame, func and resource tables, columnar samples with
+ * weights, and explicit processes and thread order.  The profiler loads it
+ * without rebuilding anything, and it is the only Firefox format that can
+ * carry sample weights (../shared/formats/firefox.md §2).
+ *
+ * The version is pinned at 70, the newest of the profiler at the snapshot
+ * this writer was checked against (firefox-devtools/profiler, 2026-08).
+ * Every change since version 60 (tables shared across threads) either only
+ * allows typed arrays in binary JSLB files (65, 67, 68) or moves columns
+ * (66: stack prefix offsets, 70: a frame's lib); writing the newest means
+ * the profiler loads the file with no upgrader at all, and the file matches
+ * the profiler's current type definitions column for column.  A profiler
+ * older than version 70 refuses it with a version error; `--to gecko` is
+ * the format every version reads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "write/write.h"
+
+/* What the profile uses of the merged tables, renumbered in order of first
+ * use so that the output is deterministic and holds nothing unused. */
+typedef struct used {
+    uint32_t *stack_idx;   /* merged stack -> output index, PC_NONE if unused */
+    uint32_t *stacks;      /* output order */
+    size_t n_stacks;
+    uint32_t *frame_idx, *frames;
+    size_t n_frames;
+    uint32_t *func_idx, *funcs;
+    size_t n_funcs;
+    uint32_t *res_idx, *res;
+    size_t n_res;
+    uint32_t *str_idx, *strs;
+    size_t n_strs;
+} used;
+
+static void used_free(used *u)
+{
+    free(u->stack_idx);
+    free(u->stacks);
+    free(u->frame_idx);
+    free(u->frames);
+    free(u->func_idx);
+    free(u->funcs);
+    free(u->res_idx);
+    free(u->res);
+    free(u->str_idx);
+    free(u->strs);
+}
+
+static uint32_t *all_none(size_t n)
+{
+    uint32_t *a = malloc((n + 1) * sizeof *a);
+    if (a)
+        memset(a, 0xff, (n + 1) * sizeof *a);
+    return a;
+}
+
+/* Gives string id s an output index if it has none yet. */
+static void use_str(used *u, uint32_t s)
+{
+    if (u->str_idx[s] == PC_NONE) {
+        u->str_idx[s] = (uint32_t)u->n_strs;
+        u->strs[u->n_strs++] = s;
+    }
+}
+
+static int collect(const pc_profile *p, const pc_merged *m, used *u)
+{
+    memset(u, 0, sizeof *u);
+    u->stack_idx = all_none(m->n_gs);
+    u->stacks = malloc((m->n_gs + 1) * sizeof *u->stacks);
+    u->frame_idx = all_none(m->n_gf);
+    u->frames = malloc((m->n_gf + 1) * sizeof *u->frames);
+    u->func_idx = all_none(p->func.n);
+    u->funcs = malloc((p->func.n + 1) * sizeof *u->funcs);
+    u->res_idx = all_none(p->res.n);
+    u->res = malloc((p->res.n + 1) * sizeof *u->res);
+    u->str_idx = all_none(p->str.n);
+    u->strs = malloc((p->str.n + 1) * sizeof *u->strs);
+    if (!u->stack_idx || !u->stacks || !u->frame_idx || !u->frames || !u->func_idx ||
+        !u->funcs || !u->res_idx || !u->res || !u->str_idx || !u->strs)
+        return -1;
+    /* Stacks the samples reach, with their ancestors; ascending merged ids
+     * keep parents first. */
+    for (size_t i = 0; i < p->sample.n; i++) {
+        if (p->sample.stack[i] == PC_NONE)
+            continue;
+        for (uint32_t g = m->gs_of_stack[p->sample.stack[i]];
+             g != PC_NONE && u->stack_idx[g] == PC_NONE; g = m->gs_prefix[g]) {
+            u->stack_idx[g] = 0;
+            u->stacks[u->n_stacks++] = g;
+        }
+    }
+    for (size_t i = 0; i < p->heap.n; i++) {
+        if (p->heap.stack[i] == PC_NONE)
+            continue;
+        for (uint32_t g = m->gs_of_stack[p->heap.stack[i]];
+             g != PC_NONE && u->stack_idx[g] == PC_NONE; g = m->gs_prefix[g]) {
+            u->stack_idx[g] = 0;
+            u->stacks[u->n_stacks++] = g;
+        }
+    }
+    pc_sort_ids(u->stacks, u->n_stacks, u->stack_idx, m->n_gs);
+    for (size_t k = 0; k < u->n_stacks; k++) {
+        uint32_t g = u->stacks[k], f = m->gs_frame[g];
+        u->stack_idx[g] = (uint32_t)k;
+        if (u->frame_idx[f] == PC_NONE) {
+            u->frame_idx[f] = (uint32_t)u->n_frames;
+            u->frames[u->n_frames++] = f;
+        }
+    }
+    for (size_t k = 0; k < u->n_frames; k++) {
+        uint32_t fn = m->gf_func[u->frames[k]];
+        if (u->func_idx[fn] != PC_NONE)
+            continue;
+        u->func_idx[fn] = (uint32_t)u->n_funcs;
+        u->funcs[u->n_funcs++] = fn;
+        use_str(u, p->func.name[fn]);
+        uint32_t r = p->func.res[fn];
+        /* Synthetic frames have a nameless resource: none for the profiler. */
+        if (u->res_idx[r] == PC_NONE && pc_str_len(&p->str, p->res.name[r])) {
+            u->res_idx[r] = (uint32_t)u->n_res;
+            u->res[u->n_res++] = r;
+            use_str(u, p->res.name[r]);
+        }
+    }
+    for (size_t i = 0; i < p->marker.n; i++)
+        use_str(u, p->marker.name[i]);
+    return 0;
+}
+
+/* ---- Events and weights ---- */
+
+static int is_off_event(const pc_profile *p, size_t e)
+{
+    return p->meta.offcpu_mode == PC_OFFCPU_ON_OFF && e < p->event.n && p->event.offcpu[e];
+}
+
+/* Weights are durations in ms when every kept sample's event measures
+ * time; otherwise each sample counts one. */
+static int time_weighted(const pc_profile *p)
+{
+    uint8_t seen[256] = {0};
+    int any = 0;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint16_t e = p->sample.event[i];
+        if (e < 256 && seen[e])
+            continue;
+        if (e >= p->event.n || !pc_is_time_event(p, e))
+            return 0;
+        if (e < 256)
+            seen[e] = 1;
+        any = 1;
+    }
+    return any;
+}
+
+/* ---- Tracks: output threads ---- */
+
+/* A track is a model thread, or in on-off-cpu mode one of its two halves
+ * (on-CPU samples, off-CPU samples), since a samples table has one kind of
+ * event. */
+typedef struct track {
+    uint32_t thread;
+    int off;        /* 1: the off-CPU half */
+    size_t samples; /* samples, or a heap track's callsites */
+    uint64_t weight;
+    uint32_t heap;  /* a heap track's heap name, else PC_NONE */
+    size_t h0, hn;  /* a heap track's rows in the heap order */
+    int64_t tid;
+} track;
+
+static int track_has(const pc_profile *p, const track *k, size_t i)
+{
+    return p->meta.offcpu_mode != PC_OFFCPU_ON_OFF ||
+           is_off_event(p, p->sample.event[i]) == k->off;
+}
+
+/* ---- JSON ---- */
+
+static void write_index_or_null(jw *w, uint32_t v)
+{
+    if (v == PC_NONE)
+        jw_null(w);
+    else
+        jw_uint(w, v);
+}
+
+static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
+                         const used *u)
+{
+    jw_key(w, "shared");
+    jw_obj(w);
+
+    jw_key(w, "stackTable");
+    jw_obj(w);
+    jw_key(w, "frame");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_stacks; k++)
+        jw_uint(w, u->frame_idx[m->gs_frame[u->stacks[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "prefixOffset");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_stacks; k++) {
+        uint32_t pre = m->gs_prefix[u->stacks[k]];
+        jw_uint(w, pre == PC_NONE ? 0 : k - u->stack_idx[pre]);
+    }
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_stacks);
+    jw_obj_end(w);
+
+    jw_key(w, "frameTable");
+    jw_obj(w);
+    static const char *const const_cols[][2] = {
+        {"address", "-1"}, {"lib", "-1"}, {"inlineDepth", "0"}, {"nativeSymbol", "null"},
+        {"innerWindowID", "null"}, {"line", "null"}, {"column", "null"},
+        {"originalLocation", "null"}};
+    for (size_t c = 0; c < sizeof const_cols / sizeof *const_cols; c++) {
+        jw_key(w, const_cols[c][0]);
+        jw_arr(w);
+        for (size_t k = 0; k < u->n_frames; k++)
+            jw_raw(w, const_cols[c][1]);
+        jw_arr_end(w);
+    }
+    jw_key(w, "category");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++)
+        jw_uint(w, m->gf_cat[u->frames[k]]);
+    jw_arr_end(w);
+    jw_key(w, "subcategory");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++)
+        jw_uint(w, m->gf_sub[u->frames[k]]);
+    jw_arr_end(w);
+    jw_key(w, "func");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++)
+        jw_uint(w, u->func_idx[m->gf_func[u->frames[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_frames);
+    jw_obj_end(w);
+
+    jw_key(w, "funcTable");
+    jw_obj(w);
+    jw_key(w, "name");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_funcs; k++)
+        jw_uint(w, u->str_idx[p->func.name[u->funcs[k]]]);
+    jw_arr_end(w);
+    static const char *const func_cols[][2] = {
+        {"isJS", "false"}, {"relevantForJS", "false"}, {"source", "null"},
+        {"lineNumber", "null"}, {"columnNumber", "null"}, {"originalLocation", "null"}};
+    for (size_t c = 0; c < sizeof func_cols / sizeof *func_cols; c++) {
+        jw_key(w, func_cols[c][0]);
+        jw_arr(w);
+        for (size_t k = 0; k < u->n_funcs; k++)
+            jw_raw(w, func_cols[c][1]);
+        jw_arr_end(w);
+    }
+    jw_key(w, "resource");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_funcs; k++) {
+        uint32_t r = u->res_idx[p->func.res[u->funcs[k]]];
+        if (r == PC_NONE)
+            jw_int(w, -1);
+        else
+            jw_uint(w, r);
+    }
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_funcs);
+    jw_obj_end(w);
+
+    jw_key(w, "resourceTable");
+    jw_obj(w);
+    jw_key(w, "name");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_res; k++)
+        jw_uint(w, u->str_idx[p->res.name[u->res[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "host");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_res; k++)
+        jw_null(w);
+    jw_arr_end(w);
+    /* Every resource is a library or file of code: ResourceType.Library. */
+    jw_key(w, "type");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_res; k++)
+        jw_int(w, 1);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_res);
+    jw_obj_end(w);
+
+    jw_key(w, "nativeSymbols");
+    jw_raw(w, "{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}");
+    jw_key(w, "sources");
+    jw_raw(w, "{\"id\":[],\"filename\":[],\"startLine\":[],\"startColumn\":[],"
+              "\"sourceMapURL\":[],\"content\":[],\"length\":0}");
+    jw_key(w, "sourceLocationTable");
+    jw_raw(w, "{\"source\":[],\"line\":[],\"column\":[],\"length\":0}");
+
+    jw_key(w, "stringArray");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_strs; k++)
+        pc_jw_str_id(w, p, u->strs[k]);
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
+                          const used *u, const track *k, uint64_t start,
+                          int weighted)
+{
+    size_t a = p->sample.first[k->thread], b = p->sample.first[k->thread + 1];
+    jw_key(w, "samples");
+    jw_obj(w);
+    jw_key(w, "stack");
+    jw_arr(w);
+    for (size_t i = a; i < b; i++)
+        if (track_has(p, k, i))
+            write_index_or_null(w, p->sample.stack[i] == PC_NONE
+                                       ? PC_NONE
+                                       : u->stack_idx[m->gs_of_stack[p->sample.stack[i]]]);
+    jw_arr_end(w);
+    /* Deltas are short numbers and exact: times come from integers. */
+    jw_key(w, "timeDeltas");
+    jw_arr(w);
+    uint64_t prev = start;
+    for (size_t i = a; i < b; i++)
+        if (track_has(p, k, i)) {
+            jw_ms(w, p->sample.time[i] - prev);
+            prev = p->sample.time[i];
+        }
+    jw_arr_end(w);
+    jw_key(w, "weight");
+    if (weighted) {
+        jw_arr(w);
+        for (size_t i = a; i < b; i++)
+            if (track_has(p, k, i))
+                jw_ms(w, p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0);
+        jw_arr_end(w);
+    } else {
+        jw_null(w);
+    }
+    jw_key(w, "weightType");
+    jw_cstr(w, weighted ? "tracing-ms" : "samples");
+    jw_key(w, "length");
+    jw_uint(w, k->samples);
+    jw_obj_end(w);
+}
+
+static void write_markers(jw *w, const pc_profile *p, const used *u,
+                          const uint32_t *mk, size_t n, uint64_t start)
+{
+    jw_key(w, "markers");
+    jw_obj(w);
+    jw_key(w, "data");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = mk[k];
+        if (p->marker.type[i] == PC_MARK_UNWIND) {
+            char addr[24];
+            jw_obj(w);
+            jw_key(w, "type");
+            jw_cstr(w, "UnwindError");
+            jw_key(w, "error");
+            pc_jw_str_id(w, p, p->marker.s[i]);
+            jw_key(w, "rawCode");
+            jw_int(w, p->marker.a[i]);
+            jw_key(w, "address");
+            pc_format_hex(addr, p->marker.b[i]);
+            jw_cstr(w, addr);
+            jw_obj_end(w);
+        } else {
+            jw_raw(w, p->marker.type[i] == PC_MARK_OFFCPU ? "{\"type\":\"OffCPU\"}"
+                                                            : "{\"type\":\"OnCPU\"}");
+        }
+    }
+    jw_arr_end(w);
+    jw_key(w, "name");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_uint(w, u->str_idx[p->marker.name[mk[k]]]);
+    jw_arr_end(w);
+    jw_key(w, "startTime");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_ms(w, p->marker.start[mk[k]] - start);
+    jw_arr_end(w);
+    jw_key(w, "endTime");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++) {
+        if (p->marker.type[mk[k]] == PC_MARK_UNWIND)
+            jw_null(w);
+        else
+            jw_ms(w, p->marker.end[mk[k]] - start);
+    }
+    jw_arr_end(w);
+    jw_key(w, "phase");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_int(w, p->marker.type[mk[k]] == PC_MARK_UNWIND ? 0 : 1);
+    jw_arr_end(w);
+    jw_key(w, "category");
+    jw_arr(w);
+    for (size_t k = 0; k < n; k++)
+        jw_int(w, p->marker.type[mk[k]] == PC_MARK_OFFCPU ? PC_CAT_OFFCPU : PC_CAT_OTHER);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, n);
+    jw_obj_end(w);
+}
+
+/* ---- Heap tracks ---- */
+
+/* A heap track shows how one heap of a process got to the dump shown:
+ * at each dump, a sample per callsite weighing what its measure
+ * (unreleased, allocated or freed bytes) changed by since the dump
+ * before.  Over the whole timeline the weights add up to the dump shown,
+ * as in the other formats; a selection between two dumps shows what grew
+ * (or shrank) in between.  A memory counter track draws the heap's
+ * unreleased bytes over time. */
+typedef struct heap_series {
+    uint32_t *order;   /* rows by thread, heap, time and dump */
+    size_t *first;     /* thread t's rows: order[first[t]..first[t+1]) */
+    int64_t *delta;    /* by row: change of the measure since the callsite's
+                          previous dump (unreleased bytes can shrink) */
+    int64_t *unreleased; /* by row: the same for unreleased bytes */
+    uint64_t *ops;     /* by row: allocations and frees since then */
+} heap_series;
+
+/* A heap row's sort key: comparators need nothing but the keys, so
+ * profiles written on several threads share no state. */
+typedef struct heap_key {
+    uint32_t thread, heap, stack, dump, row;
+    uint64_t time;
+} heap_key;
+
+/* By thread, heap, time, dump, then row. */
+static int cmp_heap_time(const void *a, const void *b)
+{
+    const heap_key *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->heap != y->heap)
+        return x->heap < y->heap ? -1 : 1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    if (x->dump != y->dump)
+        return x->dump < y->dump ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* By thread, heap, callsite, then as above: each callsite's dumps in a
+ * run, to take differences. */
+static int cmp_heap_site(const void *a, const void *b)
+{
+    const heap_key *x = a, *y = b;
+    if (x->thread != y->thread || x->heap != y->heap || x->stack == y->stack)
+        return cmp_heap_time(a, b);
+    return x->stack < y->stack ? -1 : 1;
+}
+
+/* A heap row's values: bytes and counts allocated and freed. */
+enum { HEAP_VALUES = 4 };
+
+static void heap_series_free(heap_series *h)
+{
+    free(h->order);
+    free(h->first);
+    free(h->delta);
+    free(h->unreleased);
+    free(h->ops);
+}
+
+/* A cumulative counter's growth from prev to cur; one that went back was
+ * counting afresh. */
+static uint64_t growth(uint64_t prev, uint64_t cur)
+{
+    return cur >= prev ? cur - prev : cur;
+}
+
+static int64_t clamp64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int heap_series_init(const pc_profile *p, heap_series *h)
+{
+    size_t n = p->heap.n, nt = p->thread.n;
+    memset(h, 0, sizeof *h);
+    heap_key *key = malloc((n + 1) * sizeof *key);
+    h->order = malloc((n + 1) * sizeof *h->order);
+    h->first = calloc(nt + 2, sizeof *h->first);
+    h->delta = malloc((n + 1) * sizeof *h->delta);
+    h->unreleased = malloc((n + 1) * sizeof *h->unreleased);
+    h->ops = malloc((n + 1) * sizeof *h->ops);
+    if (!key || !h->order || !h->first || !h->delta || !h->unreleased || !h->ops) {
+        free(key);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        key[i] = (heap_key){p->heap.thread[i], p->heap.heap[i], p->heap.stack[i],
+                            p->heap.dump[i], (uint32_t)i, p->heap.time[i]};
+    pc_qsort(key, n, sizeof *key, cmp_heap_site);
+    /* Rows of one dump can share a stack (callsites that removed frames
+     * or merged threads made one): each group's totals are summed, and
+     * the group's change goes to its first row. */
+    uint64_t prev[HEAP_VALUES] = {0}, cur[HEAP_VALUES];
+    for (size_t k = 0; k < n;) {
+        size_t e = k;
+        memset(cur, 0, sizeof cur);
+        for (; e < n && key[e].thread == key[k].thread && key[e].heap == key[k].heap &&
+               key[e].stack == key[k].stack && key[e].dump == key[k].dump;
+             e++) {
+            uint32_t i = key[e].row;
+            const uint64_t v[HEAP_VALUES] = {p->heap.alloc[i], p->heap.freed[i],
+                                           p->heap.alloc_count[i], p->heap.free_count[i]};
+            for (int c = 0; c < HEAP_VALUES; c++)
+                cur[c] = cur[c] > UINT64_MAX - v[c] ? UINT64_MAX : cur[c] + v[c];
+            h->delta[i] = h->unreleased[i] = 0;
+            h->ops[i] = 0;
+        }
+        int same = k && key[k - 1].thread == key[k].thread && key[k - 1].heap == key[k].heap &&
+                   key[k - 1].stack == key[k].stack;
+        uint64_t d[HEAP_VALUES];
+        for (int c = 0; c < HEAP_VALUES; c++)
+            d[c] = growth(same ? prev[c] : 0, cur[c]);
+        uint32_t i = key[k].row;
+        h->unreleased[i] = pc_sat_add(clamp64(d[0]), -clamp64(d[1]));
+        h->delta[i] = p->meta.heap_measure == PC_HEAP_ALLOCATED ? clamp64(d[0])
+                      : p->meta.heap_measure == PC_HEAP_FREED   ? clamp64(d[1])
+                                                                : h->unreleased[i];
+        h->ops[i] = d[2] > UINT64_MAX - d[3] ? UINT64_MAX : d[2] + d[3];
+        memcpy(prev, cur, sizeof prev);
+        k = e;
+    }
+    pc_qsort(key, n, sizeof *key, cmp_heap_time);
+    for (size_t k = 0; k < n; k++)
+        h->order[k] = key[k].row;
+    free(key);
+    for (size_t i = 0; i < n; i++)
+        h->first[p->heap.thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        h->first[t + 1] += h->first[t];
+    return 0;
+}
+
+/* The track's samples: per dump, the callsites whose measure changed. */
+static void write_heap_samples(jw *w, const pc_profile *p, const pc_merged *m, const used *u,
+                               const track *k, const heap_series *h, uint64_t start)
+{
+    const uint32_t *rows = h->order + k->h0;
+    jw_key(w, "samples");
+    jw_obj(w);
+    jw_key(w, "stack");
+    jw_arr(w);
+    for (size_t j = 0; j < k->hn; j++)
+        if (h->delta[rows[j]]) {
+            uint32_t st = p->heap.stack[rows[j]];
+            write_index_or_null(w, st == PC_NONE ? PC_NONE : u->stack_idx[m->gs_of_stack[st]]);
+        }
+    jw_arr_end(w);
+    jw_key(w, "timeDeltas");
+    jw_arr(w);
+    uint64_t prev = start;
+    for (size_t j = 0; j < k->hn; j++)
+        if (h->delta[rows[j]]) {
+            jw_ms(w, p->heap.time[rows[j]] - prev);
+            prev = p->heap.time[rows[j]];
+        }
+    jw_arr_end(w);
+    jw_key(w, "weight");
+    jw_arr(w);
+    for (size_t j = 0; j < k->hn; j++)
+        if (h->delta[rows[j]])
+            jw_int(w, h->delta[rows[j]]);
+    jw_arr_end(w);
+    jw_key(w, "weightType");
+    jw_cstr(w, "bytes");
+    jw_key(w, "length");
+    jw_uint(w, k->samples);
+    jw_obj_end(w);
+    jw_key(w, "markers");
+    jw_raw(w, "{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
+              "\"phase\":[],\"category\":[],\"length\":0}");
+}
+
+/* A memory counter per heap track: the unreleased bytes at each dump, as
+ * changes from the recording's start (the profiler draws their running
+ * sum), and the allocations and frees in between. */
+static void write_counters(jw *w, const pc_profile *p, const track *tracks, size_t n_tracks,
+                           const heap_series *h, uint64_t start)
+{
+    jw_key(w, "counters");
+    jw_arr(w);
+    for (size_t k = 0; k < n_tracks; k++) {
+        const track *tr = &tracks[k];
+        if (tr->heap == PC_NONE)
+            continue;
+        const uint32_t *rows = h->order + tr->h0;
+        char pid[24];
+        snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[tr->thread]);
+        jw_obj(w);
+        jw_key(w, "name");
+        pc_jw_str_id(w, p, tr->heap);
+        jw_key(w, "category");
+        jw_cstr(w, "Memory");
+        jw_key(w, "description");
+        jw_cstr(w, "Bytes allocated and not freed yet, at each heap dump");
+        jw_key(w, "pid");
+        jw_cstr(w, pid);
+        jw_key(w, "mainThreadIndex");
+        jw_uint(w, k);
+        /* From zero at the recording's start, then one sample per dump. */
+        jw_key(w, "samples");
+        jw_obj(w);
+        jw_key(w, "time");
+        jw_arr(w);
+        jw_ms(w, 0);
+        size_t n = 1;
+        for (size_t j = 0; j < tr->hn; j++)
+            if (j + 1 == tr->hn || p->heap.dump[rows[j + 1]] != p->heap.dump[rows[j]]) {
+                jw_ms(w, p->heap.time[rows[j]] - start);
+                n++;
+            }
+        jw_arr_end(w);
+        for (int col = 0; col < 2; col++) {
+            jw_key(w, col ? "number" : "count");
+            jw_arr(w);
+            jw_int(w, 0);
+            int64_t bytes = 0;
+            uint64_t ops = 0;
+            for (size_t j = 0; j < tr->hn; j++) {
+                bytes = pc_sat_add(bytes, h->unreleased[rows[j]]);
+                ops = ops > UINT64_MAX - h->ops[rows[j]] ? UINT64_MAX : ops + h->ops[rows[j]];
+                if (j + 1 == tr->hn || p->heap.dump[rows[j + 1]] != p->heap.dump[rows[j]]) {
+                    if (col)
+                        jw_uint(w, ops);
+                    else
+                        jw_int(w, bytes);
+                    bytes = 0;
+                    ops = 0;
+                }
+            }
+            jw_arr_end(w);
+        }
+        jw_key(w, "length");
+        jw_uint(w, n);
+        jw_obj_end(w);
+        jw_key(w, "display");
+        jw_raw(w, "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"orange\","
+                  "\"markerSchemaLocation\":null,\"sortWeight\":20,\"label\":\"Memory\","
+                  "\"tooltipRows\":[{\"type\":\"value\",\"source\":\"accumulated\","
+                  "\"format\":{\"unit\":\"bytes\"},\"label\":\"unreleased bytes at this dump, "
+                  "from the recording's start\"},{\"type\":\"value\",\"source\":\"count-range\","
+                  "\"format\":{\"unit\":\"bytes\"},\"label\":\"range in the graph\"},"
+                  "{\"type\":\"value\",\"source\":\"sample-number\",\"format\":{\"unit\":"
+                  "\"number\"},\"label\":\"allocations and frees since the dump before\"}]}");
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}
+
+int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
+{
+    size_t nt = p->thread.n, nm = p->marker.n;
+    uint32_t *order = malloc((nt + 1) * sizeof *order);
+    uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
+    uint32_t *mperm = malloc((nm + 1) * sizeof *mperm);
+    size_t *mfirst = malloc((nt + 1) * sizeof *mfirst);
+    track *tracks = malloc((2 * nt + p->heap.n + 1) * sizeof *tracks);
+    uint8_t *visible = malloc(2 * nt + p->heap.n + 1);
+    uint64_t *first = NULL, *last = NULL, *proc_start = malloc((nt + 1) * sizeof *proc_start);
+    heap_series hs = {0};
+    pc_merged m = {0};
+    used u = {0};
+    int st = PC_OK;
+
+    if (!order || !main_of || !mperm || !mfirst || !tracks || !visible || !proc_start ||
+        heap_series_init(p, &hs) < 0 ||
+        pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
+        pc_thread_span(p, &first, &last) < 0 || pc_merge(p, &m) < 0 ||
+        collect(p, &m, &u) < 0) {
+        st = pc_fail(err, PC_ENOMEM, "out of memory");
+        goto done;
+    }
+    pc_thread_order(p, order, main_of);
+
+    /* Heap tracks need tids of their own: numbers above every real one. */
+    int64_t next_tid = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (p->thread.tid[t] >= next_tid)
+            next_tid = p->thread.tid[t] + 1;
+    size_t n_tracks = 0;
+    for (size_t k = 0; k < nt; k++) {
+        uint32_t t = order[k];
+        size_t h0 = hs.first[t], h1 = hs.first[t + 1];
+        /* A thread that only stands for its process's heap gives its
+         * place to the heap track. */
+        int own = h0 == h1 || p->sample.first[t + 1] > p->sample.first[t] ||
+                  mfirst[t + 1] > mfirst[t];
+        for (int off = 0; own && off <= (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF); off++) {
+            track tr = {t, off, 0, 0, PC_NONE, 0, 0, p->thread.tid[t]};
+            for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
+                if (track_has(p, &tr, i)) {
+                    tr.samples++;
+                    tr.weight += p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0;
+                }
+            /* The off-CPU half exists only when it has samples. */
+            if (!off || tr.samples)
+                tracks[n_tracks++] = tr;
+        }
+        for (size_t j = h0; j < h1;) {
+            uint32_t h = p->heap.heap[hs.order[j]];
+            size_t e = j, changes = 0;
+            for (; e < h1 && p->heap.heap[hs.order[e]] == h; e++)
+                changes += hs.delta[hs.order[e]] != 0;
+            track tr = {t, 0, changes, 0, h, j, e - j, own ? next_tid++ : p->thread.tid[t]};
+            own = 1;
+            tracks[n_tracks++] = tr;
+            j = e;
+        }
+    }
+    /* A process starts with the first activity of any of its threads;
+     * order groups each process's threads together. */
+    for (size_t k = 0; k < nt;) {
+        size_t j = k;
+        uint64_t earliest = UINT64_MAX;
+        while (j < nt && p->thread.pid[order[j]] == p->thread.pid[order[k]])
+            if (first[order[j++]] < earliest)
+                earliest = first[order[j - 1]];
+        while (k < j)
+            proc_start[order[k++]] = earliest;
+    }
+
+    /* Show the tracks that have samples (all of them when none has, as
+     * the profiler needs a thread to select), and select the focus
+     * thread's first track. */
+    uint32_t focus;
+    char title[512];
+    if (pc_focus_thread(p, main_of, &focus) < 0 ||
+        pc_title(p, main_of, focus, title, sizeof title) < 0) {
+        st = pc_fail(err, PC_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t with_samples = 0, selected = PC_NONE;
+    for (size_t k = 0; k < n_tracks; k++) {
+        visible[k] = tracks[k].samples > 0;
+        with_samples += visible[k];
+        if (selected == PC_NONE && visible[k] && tracks[k].thread == focus)
+            selected = k;
+    }
+    for (size_t k = 0; k < n_tracks && !with_samples; k++)
+        visible[k] = 1;
+    for (size_t k = 0; k < n_tracks && selected == PC_NONE; k++)
+        if (visible[k])
+            selected = k;
+    pc_fx_meta fm = {0, main_of, focus, title, visible, n_tracks, selected};
+
+    uint64_t start = pc_fx_zero(p);
+    int weighted = time_weighted(p);
+    jw w;
+    jw_init(&w, s);
+    jw_obj(&w);
+    pc_jw_fx_meta(&w, p, &fm);
+    jw_key(&w, "libs");
+    jw_raw(&w, "[]");
+    write_shared(&w, p, &m, &u);
+    jw_key(&w, "threads");
+    jw_arr(&w);
+    for (size_t k = 0; k < n_tracks; k++) {
+        const track *tr = &tracks[k];
+        uint32_t t = tr->thread, mt = main_of[t];
+        char pid[24];
+        snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[t]);
+        jw_obj(&w);
+        jw_key(&w, "name");
+        jw_str_begin(&w);
+        if (tr->heap != PC_NONE) {
+            const char *what = pc_heap_measure_name(p);
+            jw_str_part(&w, pc_str(&p->str, tr->heap), pc_str_len(&p->str, tr->heap));
+            jw_str_part(&w, " (", 2);
+            jw_str_part(&w, what, strlen(what));
+            jw_str_part(&w, " bytes)", 7);
+        } else {
+            jw_str_part(&w, pc_str(&p->str, p->thread.name[t]),
+                        pc_str_len(&p->str, p->thread.name[t]));
+        }
+        if (tr->off)
+            jw_str_part(&w, " (off-CPU)", 10);
+        jw_str_end(&w);
+        jw_key(&w, "isMainThread");
+        jw_bool(&w, tr->tid == p->thread.pid[t] && !tr->off);
+        jw_key(&w, "processType");
+        jw_cstr(&w, "default");
+        uint32_t pname = pc_process_label(p, t, mt);
+        if (pname != PC_NONE) {
+            jw_key(&w, "processName");
+            pc_jw_str_id(&w, p, pname);
+        }
+        jw_key(&w, "pid");
+        jw_cstr(&w, pid);
+        jw_key(&w, "tid");
+        jw_int(&w, tr->tid);
+        jw_key(&w, "processStartupTime");
+        jw_ms(&w, proc_start[t] == UINT64_MAX ? 0 : proc_start[t] - start);
+        jw_key(&w, "processShutdownTime");
+        jw_null(&w);
+        jw_key(&w, "registerTime");
+        jw_ms(&w, first[t] == UINT64_MAX ? 0 : first[t] - start);
+        jw_key(&w, "unregisterTime");
+        if (first[t] == UINT64_MAX)
+            jw_null(&w);
+        else
+            jw_ms(&w, last[t] - start);
+        jw_key(&w, "pausedRanges");
+        jw_raw(&w, "[]");
+        if (tr->heap != PC_NONE) {
+            write_heap_samples(&w, p, &m, &u, tr, &hs, start);
+        } else {
+            write_samples(&w, p, &m, &u, tr, start, weighted);
+            /* Markers stay with the thread's first track. */
+            write_markers(&w, p, &u, mperm + mfirst[t],
+                          tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
+        }
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    if (p->heap.n)
+        write_counters(&w, p, tracks, n_tracks, &hs, start);
+    jw_obj_end(&w);
+    sink_write(s, "\n", 1);
+done:
+    used_free(&u);
+    pc_merged_free(&m);
+    free(order);
+    free(main_of);
+    free(mperm);
+    free(mfirst);
+    free(tracks);
+    free(visible);
+    free(first);
+    free(last);
+    free(proc_start);
+    heap_series_free(&hs);
+    return st;
+}

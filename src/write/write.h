@@ -1,0 +1,96 @@
+/* Output writers: one function per format, each serializing a grouped
+ * profile (pc_group_samples done) into a sink, and what they share. */
+#ifndef PROFCONV_WRITE_H
+#define PROFCONV_WRITE_H
+
+#include "base/json.h"
+#include "model/model.h"
+#include "profconv.h"
+#include "io/sink.h"
+
+int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
+int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
+/* pid >= 0 keeps that process's samples alone. */
+int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err);
+int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err);
+int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
+
+/* Model frames and stacks merged into what the Firefox Profiler's formats
+ * express: its frames carry no address, so model frames of one function
+ * at different addresses become one frame, keyed by (func, category,
+ * subcategory), and stacks are re-interned over the merged frames.  Merged
+ * ids keep parents before children. */
+typedef struct pc_merged {
+    uint32_t *gf_of_frame;          /* model frame -> merged frame */
+    uint32_t *gf_func;
+    uint8_t *gf_cat, *gf_sub;
+    size_t n_gf;
+    uint32_t *gs_of_stack;          /* model stack -> merged stack */
+    uint32_t *gs_prefix, *gs_frame;
+    size_t n_gs;
+} pc_merged;
+
+int pc_merge(const pc_profile *p, pc_merged *m);
+void pc_merged_free(pc_merged *m);
+
+/* Sorts ids[0..n), distinct values below universe, ascending.  When they
+ * are a good part of the universe, a pass over it that picks the marked
+ * ones (mark[id] != PC_NONE, or stamp[id] == stamp) beats sorting. */
+void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe);
+void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t stamp,
+                     size_t universe);
+
+void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id);
+
+/* The Firefox Profiler's "meta" object (write_fxmeta.c), one writer for
+ * both formats.  The processed format also says which output threads to
+ * show (visible[k] for its n_threads threads) and which to select. */
+typedef struct pc_fx_meta {
+    int gecko;                /* 1: the Gecko format's meta */
+    const uint32_t *main_of;  /* from pc_thread_order */
+    uint32_t focus;           /* from pc_focus_thread */
+    const char *title;        /* from pc_title */
+    const uint8_t *visible;   /* processed only */
+    size_t n_threads, selected;
+} pc_fx_meta;
+void pc_jw_fx_meta(jw *w, const pc_profile *p, const pc_fx_meta *m);
+/* The recording time of the Firefox timeline's zero. */
+uint64_t pc_fx_zero(const pc_profile *p);
+
+/* The thread a viewer shows first: the app's main thread when the
+ * recording names the app and that thread ran on a CPU; else the thread
+ * with the most on-CPU weight; else the one with the most samples or heap
+ * rows with bytes to show; PC_NONE in a profile with neither.  main_of is from
+ * pc_thread_order.  Returns 0, or -1 when out of memory. */
+int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out);
+
+/* The profile's title, "SUBJECT (SOURCE: EVENTS)": the app, else the
+ * focus thread's process (and how many other processes have samples); the
+ * input's kind; the events shown, and the heap measure when there is a
+ * heap profile.  Cut to size bytes.  Returns 0, or -1 when out of
+ * memory. */
+int pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
+             size_t size);
+/* The event(s) the samples show, "a" or "a + b" (mixed on- and off-CPU),
+ * or "" when there are none. */
+void pc_events_label(const pc_profile *p, char *buf, size_t size);
+/* "unreleased", "allocated" or "freed": what the heap rows show. */
+const char *pc_heap_measure_name(const pc_profile *p);
+
+/* The name of thread t's process: the name the input gave it, else its
+ * main thread's (main is main_of[t] from pc_thread_order), or PC_NONE. */
+uint32_t pc_process_label(const pc_profile *p, uint32_t t, uint32_t main);
+
+/* Whether event e's weights are durations in ns (clocks, off-CPU). */
+int pc_is_time_event(const pc_profile *p, size_t e);
+
+/* Heap row i's bytes, and its allocation count, under the measure the
+ * profile shows (meta.heap_measure). */
+uint64_t pc_heap_value(const pc_profile *p, size_t i);
+uint64_t pc_heap_count(const pc_profile *p, size_t i);
+
+/* First and last time of each thread's samples and markers (UINT64_MAX and
+ * 0 for a thread with neither). */
+int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last);
+
+#endif
