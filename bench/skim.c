@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pbwire.h"
+#include "base/pbwire.h"
 #include "profconv.h"
-#include "read_perfetto.h"
-#include "read_perfscript.h"
-#include "read_simpleperf.h"
-#include "source.h"
+#include "read/perfetto/perfetto.h"
+#include "read/perfscript/perfscript.h"
+#include "read/simpleperf/simpleperf.h"
+#include "io/source.h"
 
 typedef struct tally {
     uint64_t records, varints, sum, bytes;

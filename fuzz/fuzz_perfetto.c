@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "read_perfetto.h"
+#include "read/perfetto/perfetto.h"
 
 int fuzz_perfetto(const uint8_t *data, size_t size)
 {

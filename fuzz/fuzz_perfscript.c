@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "read_perfscript.h"
+#include "read/perfscript/perfscript.h"
 
 int fuzz_perfscript(const uint8_t *data, size_t size)
 {

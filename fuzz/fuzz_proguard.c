@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "proguard.h"
+#include "java/proguard.h"
 
 int fuzz_proguard(const uint8_t *data, size_t size)
 {

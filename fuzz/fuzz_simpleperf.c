@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "read_simpleperf.h"
+#include "read/simpleperf/simpleperf.h"
 
 int fuzz_simpleperf(const uint8_t *data, size_t size)
 {

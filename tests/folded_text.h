@@ -4,7 +4,7 @@
 #ifndef PROFCONV_TESTS_FOLDED_TEXT_H
 #define PROFCONV_TESTS_FOLDED_TEXT_H
 
-#include "model.h"
+#include "model/model.h"
 
 /* Samples as "process;thread;root;...;leaf count" (counts, not weights).
  * The process is the name the input gave it, else its main thread's.

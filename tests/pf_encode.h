@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pbwire.h"
+#include "base/pbwire.h"
 
 /* TracePacket fields. */
 enum {

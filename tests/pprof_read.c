@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "folded_text.h"
-#include "pbwire.h"
+#include "base/pbwire.h"
 
 #define GROW(arr, n)                                                       \
     do {                                                                   \

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read_simpleperf.h"
+#include "read/simpleperf/simpleperf.h"
 
 typedef struct text {
     char *s;

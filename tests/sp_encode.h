@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pbwire.h"
+#include "base/pbwire.h"
 
 typedef struct spe_frame {
     uint64_t vaddr;

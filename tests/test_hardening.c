@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hashtab.h"
+#include "base/hashtab.h"
 #include "sp_encode.h"
-#include "strtab.h"
+#include "base/strtab.h"
 #include "t.h"
 #include "test_util.h"
 

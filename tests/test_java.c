@@ -9,8 +9,8 @@
 #include "corpus.h"
 #include "dump_parse.h"
 #include "fixtures.h"
-#include "model.h"
-#include "proguard.h"
+#include "model/model.h"
+#include "java/proguard.h"
 #include "t.h"
 #include "test_util.h"
 

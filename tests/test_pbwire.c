@@ -1,5 +1,5 @@
 /* The protobuf wire reader and encoder, on hand-encoded bytes. */
-#include "pbwire.h"
+#include "base/pbwire.h"
 #include "t.h"
 
 static int read_one(const uint8_t *data, size_t len, pb_field *f, pb_reader *r)

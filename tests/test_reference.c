@@ -14,7 +14,7 @@
 #include "corpus.h"
 #include "gecko_valid.h"
 #include "jsonmini.h"
-#include "model.h"
+#include "model/model.h"
 #include "t.h"
 #include "test_util.h"
 

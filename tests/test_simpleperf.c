@@ -9,8 +9,8 @@
 
 #include "corpus.h"
 #include "fixtures.h"
-#include "model.h"
-#include "read_simpleperf.h"
+#include "model/model.h"
+#include "read/simpleperf/simpleperf.h"
 #include "sp_dump.h"
 #include "t.h"
 #include "test_util.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "profconv.h"
 
 /* Converts fx_android with o (NULL: defaults); records a failure and
