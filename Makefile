@@ -79,10 +79,10 @@ $(BUILD)/profconv: $(CLI_OBJ) $(BUILD)/libprofconv.a
 $(BUILD)/run-tests: $(TEST_OBJ) $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/sp_encode.o $(BUILD)/libprofconv.a
+$(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/support/sp_encode.o $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/pf_encode.o $(BUILD)/libprofconv.a
+$(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/support/pf_encode.o $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 # speedscope's published schema (npm package speedscope) validates the
@@ -122,8 +122,9 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
                $(FUZZ_SAN) -fsanitize=fuzzer-no-link -DPC_FUZZ_LIBFUZZER \
                -Iinclude -Isrc -Itests -Itests/support -Ifuzz
-FUZZ_SUPPORT := tests/fixtures.c tests/sp_encode.c tests/processed_valid.c \
-                tests/gecko_valid.c tests/jsonmini.c fuzz/fuzz_common.c
+FUZZ_SUPPORT := tests/support/fixtures.c tests/support/sp_encode.c \
+                tests/support/processed_valid.c tests/support/gecko_valid.c \
+                tests/support/jsonmini.c fuzz/fuzz_common.c
 FUZZ_OBJ := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRC) $(FUZZ_SUPPORT))
 
 build-fuzz/%.o: %.c
