@@ -202,7 +202,10 @@ void pc_options_init(pc_options *o);
 typedef struct pc_profile pc_profile;
 
 /* Reads the whole input, detects its format, builds the profile and
- * applies the options.  The input stays open and belongs to the caller;
+ * applies the options (NULL: the defaults of pc_options_init()).  Values
+ * out of range (below -1 where -1 is the least, below 0 elsewhere, an
+ * enum value no enum has, a list with items but no array) fail with
+ * PC_EUSAGE before anything is read.  The input stays open and belongs to the caller;
  * it cannot be converted twice.  On success *out is a profile to release
  * with pc_profile_free().  A result with nothing to show (no sample with
  * a callstack and no heap bytes under the measure shown) is PC_EINPUT,
@@ -252,11 +255,15 @@ enum pc_folded_prefix {
     PC_FOLDED_THREAD = 2,   /* the thread's name */
 };
 
+/* Out-of-range values (an unknown format, a gzip level above 9, prefix
+ * bits beyond the two, a pprof_pid below -1) make pc_write() fail with
+ * PC_EUSAGE; nonzero means yes for the yes-or-no fields. */
 typedef struct pc_write_options {
     int format;      /* enum pc_format */
-    int gzip;        /* 1: one gzip member around the output */
-    int gzip_level;  /* 1 (fast, the default) .. 9 (small); 1-3 use ISA-L's
-                        igzip, 4-9 zlib */
+    int gzip;        /* nonzero: one gzip member around the output;
+                        pc_output_gzip() gives the usual choice for a name */
+    int gzip_level;  /* 1 (fast, the default; 0 means 1) .. 9 (small); 1-3
+                        use ISA-L's igzip, 4-9 zlib */
     /* Folded stacks: the prefix (enum pc_folded_prefix bits, default
      * PC_FOLDED_THREAD); count samples instead of summing their weights
      * (for heap profiles: allocations instead of bytes); mark kernel and
@@ -281,19 +288,48 @@ typedef struct pc_write_options {
  * every process. */
 void pc_write_options_init(pc_write_options *o);
 
+/* Formats, their names and the output names that mean them all come from
+ * one table inside the library; these functions answer from it.  NULL
+ * strings are allowed and mean nothing; none of them allocates. */
+
 /* Returns the enum pc_format named by name ("firefox", "gecko",
  * "folded", "pprof", "speedscope"), or PC_FORMAT_NONE. */
 int pc_format_by_name(const char *name);
 
-/* Guesses format and gzip from an output file name: ".speedscope.json"
- * (also with ".gz") means speedscope, other ".json" and ".json.gz" names
- * the processed Firefox format, ".folded" (also with ".gz") folded
- * stacks, ".pb.gz" and ".pprof" pprof.  Returns the format, or
- * PC_FORMAT_NONE when the name says nothing; *gzip is set to 1 when the
- * name ends in ".gz". */
+/* The name of format, as pc_format_by_name() takes it, or NULL for a value
+ * that is no format. */
+const char *pc_format_name(int format);
+
+/* The formats in the order a list of them shows them (firefox first), for
+ * i from 0; PC_FORMAT_NONE past the last. */
+int pc_format_nth(size_t i);
+
+/* The extension an output of format gets when its name is made from the
+ * input's (".json.gz", ".json.gz", ".folded", ".pb.gz", ".speedscope.json"
+ * for firefox, gecko, folded, pprof, speedscope), or NULL. */
+const char *pc_format_extension(int format);
+
+/* The format an output file name asks for: ".speedscope.json" means
+ * speedscope, other ".json" names the processed Firefox format, ".folded"
+ * folded stacks, ".pb" and ".pprof" pprof, each also with ".gz" after it.
+ * Returns PC_FORMAT_NONE when the name says nothing.  When gzip is not
+ * NULL, *gzip is set to pc_output_gzip(the format, path). */
 int pc_format_from_path(const char *path, int *gzip);
 
-/* Writes p to path ("-" for standard output).  A format that cannot
+/* Whether an output of format named path is gzip-compressed unless the
+ * caller says otherwise: when the name ends in ".gz", or in an ending of
+ * the format's own that implies it (pprof's ".pprof"), or, for a name that
+ * says nothing (and for standard output, "-"), when the format is pprof,
+ * whose tools expect gzip.  A ".pb" name asks for the bare protobuf. */
+int pc_output_gzip(int format, const char *path);
+
+/* The length of the ending of path's file name that names format (6 for
+ * "perf.pb.gz" and pprof), or 0: where a name made per process puts the
+ * process id ("perf.1234.pb.gz"). */
+size_t pc_format_suffix_len(int format, const char *path);
+
+/* Writes p to path ("-" for standard output); o NULL means the defaults of
+ * pc_write_options_init().  A format that cannot
  * carry what p holds refuses it (PC_EUSAGE: the Gecko format and heap
  * profiles) rather than writing less.  A file is written under a
  * temporary name in the same directory and renamed into place only when
@@ -308,7 +344,8 @@ int pc_write(const pc_profile *p, const char *path,
  * target itself is never touched before the final rename). */
 void pc_remove_partial_outputs(void);
 
-/* Writes p into a new malloc'd buffer; the caller frees *data. */
+/* Writes p into a new malloc'd buffer; the caller frees *data.  o as for
+ * pc_write(). */
 int pc_write_memory(const pc_profile *p, const pc_write_options *o,
                     unsigned char **data, size_t *size, pc_error *err);
 

@@ -11,7 +11,6 @@
 #include "read/perfetto/perfetto.h"
 #include "read/perfscript/perfscript.h"
 #include "read/simpleperf/simpleperf.h"
-#include "io/sink.h"
 #include "io/source.h"
 #include "transform/transform.h"
 #include "write/write.h"
@@ -24,15 +23,6 @@ void pc_options_init(pc_options *o)
     o->time_end = -1;
     o->switch_markers = 1;
     o->max_depth = PC_MAX_DEPTH_DEFAULT;
-}
-
-void pc_write_options_init(pc_write_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->format = PC_FORMAT_FIREFOX;
-    o->gzip_level = 1;
-    o->folded_prefix = PC_FOLDED_THREAD;
-    o->pprof_pid = -1;
 }
 
 typedef struct progress_bridge {
@@ -178,9 +168,10 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
     if (p->heap.n)
         return pc_fail(err, PC_EINPUT, "%s: nothing to show: the heap dumps shown hold no "
                        "%s bytes (%" PRIu64 " bytes allocated, %" PRIu64 " freed by then); "
-                       "--heap allocated or --heap freed shows what they hold%s",
+                       "options.heap_measure allocated or options.heap_measure freed shows "
+                       "what they hold%s",
                        name, pc_heap_measure_name(p), alloc, freed,
-                       earlier ? ", --heap-dump N an earlier dump that holds some" : "");
+                       earlier ? ", options.heap_dump N an earlier dump that holds some" : "");
     if (p->sample.read)
         return pc_fail(err, PC_EINPUT, "%s: nothing to show: the options kept none of the "
                        "%zu samples of a recording of %.1f ms; threads with samples (tid, "
@@ -194,6 +185,44 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
                    p->meta.empty_hint != PC_NONE ? pc_str(&p->str, p->meta.empty_hint) : "");
 }
 
+/* Values out of range are the caller's mistake, said rather than clamped
+ * or guessed around. */
+static int check_options(const pc_options *o, pc_error *err)
+{
+    if (o->remove_gaps < -1)
+        return pc_fail(err, PC_EUSAGE, "options.remove_gaps %d is below -1 (the default)",
+                       o->remove_gaps);
+    if (o->offcpu < PC_OFFCPU_DEFAULT || o->offcpu > PC_OFFCPU_MIXED)
+        return pc_fail(err, PC_EUSAGE, "options.offcpu %d is no enum pc_offcpu_mode",
+                       o->offcpu);
+    if (o->time_start < -1 || o->time_end < -1)
+        return pc_fail(err, PC_EUSAGE, "options.time_start %lld or options.time_end %lld is "
+                       "below -1 (open)", (long long)o->time_start, (long long)o->time_end);
+    if (o->heap_dump < 0)
+        return pc_fail(err, PC_EUSAGE, "options.heap_dump %d is below 0 (the last)",
+                       o->heap_dump);
+    if (o->heap_measure < PC_HEAP_UNRELEASED || o->heap_measure > PC_HEAP_FREED)
+        return pc_fail(err, PC_EUSAGE, "options.heap_measure %d is no enum pc_heap_measure",
+                       o->heap_measure);
+    if (o->threads < 0)
+        return pc_fail(err, PC_EUSAGE, "options.threads %d is below 0 (the default)",
+                       o->threads);
+    const pc_strings *lists[] = {&o->process_names, &o->exclude_process_names,
+                                 &o->thread_names, &o->exclude_thread_names,
+                                 &o->aggregate_threads, &o->proguard_mapping_files,
+                                 &o->remove_methods};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        if (lists[i]->n && !lists[i]->items)
+            return pc_fail(err, PC_EUSAGE, "an options list has %zu items and no array",
+                           lists[i]->n);
+    const pc_ids *ids[] = {&o->pids, &o->exclude_pids, &o->tids, &o->exclude_tids};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        if (ids[i]->n && !ids[i]->items)
+            return pc_fail(err, PC_EUSAGE, "an options id list has %zu items and no array",
+                           ids[i]->n);
+    return PC_OK;
+}
+
 static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error *err,
                    int refuse_empty)
 {
@@ -202,6 +231,9 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
         pc_options_init(&defaults);
         o = &defaults;
     }
+    int checked = check_options(o, err);
+    if (checked != PC_OK)
+        return checked;
     if (!src_claim(in))
         return pc_fail(err, PC_EUSAGE, "%s: the input was converted already",
                        src_name(in));
@@ -214,7 +246,7 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
         pc_note_extent(p);
     if (st == PC_OK && p->depth.cut)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " callstacks deeper than %zu frames keep only "
-               "their %zu innermost frames (the deepest has %zu; --max-depth sets the limit)",
+               "their %zu innermost frames (the deepest has %zu; options.max_depth sets the limit)",
                p->depth.cut, p->depth.max, p->depth.max, p->depth.deepest);
     if (st == PC_OK && pc_group_samples(p) < 0)
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
@@ -317,115 +349,4 @@ int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *er
     *pids = v;
     *n = m;
     return PC_OK;
-}
-
-int pc_format_by_name(const char *name)
-{
-    if (strcmp(name, "gecko") == 0)
-        return PC_FORMAT_GECKO;
-    if (strcmp(name, "firefox") == 0)
-        return PC_FORMAT_FIREFOX;
-    if (strcmp(name, "folded") == 0)
-        return PC_FORMAT_FOLDED;
-    if (strcmp(name, "pprof") == 0)
-        return PC_FORMAT_PPROF;
-    if (strcmp(name, "speedscope") == 0)
-        return PC_FORMAT_SPEEDSCOPE;
-    return PC_FORMAT_NONE;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-int pc_format_from_path(const char *path, int *gzip)
-{
-    *gzip = ends_with(path, ".gz");
-    if (ends_with(path, ".speedscope.json") || ends_with(path, ".speedscope.json.gz"))
-        return PC_FORMAT_SPEEDSCOPE;
-    if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
-        return PC_FORMAT_FIREFOX;
-    if (ends_with(path, ".folded") || ends_with(path, ".folded.gz"))
-        return PC_FORMAT_FOLDED;
-    if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pprof.gz"))
-        return PC_FORMAT_PPROF;
-    return PC_FORMAT_NONE;
-}
-
-/* 0 means no compression to the sink. */
-static int gzip_level(const pc_write_options *o)
-{
-    if (!o->gzip)
-        return 0;
-    return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
-}
-
-static int write_to(const pc_profile *p, pc_sink *s, const pc_write_options *o,
-                    pc_error *err)
-{
-    switch (o->format) {
-    case PC_FORMAT_GECKO:
-        return pc_write_gecko(p, s, err);
-    case PC_FORMAT_FIREFOX:
-        return pc_write_processed(p, s, err);
-    case PC_FORMAT_FOLDED:
-        return pc_write_folded(p, o, s, err);
-    case PC_FORMAT_PPROF:
-        return pc_write_pprof(p, o->pprof_pid, s, err);
-    case PC_FORMAT_SPEEDSCOPE:
-        return pc_write_speedscope(p, s, err);
-    }
-    return pc_fail(err, PC_EUSAGE, "unknown output format %d", o->format);
-}
-
-/* Browsers cap a string at 2^29 - 24 characters (V8; 2^30 in
- * SpiderMonkey), and the profiler reads a file into one string. */
-#define JSON_LIMIT (512ull << 20)
-
-static void check_size(const pc_sink *s, const char *path, const pc_write_options *o)
-{
-    uint64_t limit = o->json_limit ? o->json_limit : JSON_LIMIT;
-    uint64_t n = sink_bytes(s);
-    if (!o->log || n <= limit ||
-        (o->format != PC_FORMAT_FIREFOX && o->format != PC_FORMAT_GECKO &&
-         o->format != PC_FORMAT_SPEEDSCOPE))
-        return;
-    char line[512];
-    snprintf(line, sizeof line, "%s: the JSON is %.0f MiB, more than the %.0f MiB a browser "
-             "reads as one string, so the profiler will not open it: keep less with "
-             "--tid, --pid, --thread-name or --time-range, or use --to pprof or --to folded",
-             path, (double)n / (1 << 20), (double)limit / (1 << 20));
-    o->log(o->log_ctx, PC_LOG_WARN, line);
-}
-
-int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
-             pc_error *err)
-{
-    pc_sink *s;
-    int st = sink_open_file(&s, path, gzip_level(o), err);
-    if (st != PC_OK)
-        return st;
-    if ((st = write_to(p, s, o, err)) != PC_OK) {
-        sink_abort(s);
-        return st;
-    }
-    check_size(s, strcmp(path, "-") == 0 ? "<stdout>" : path, o);
-    return sink_finish(s, NULL, NULL, err);
-}
-
-int pc_write_memory(const pc_profile *p, const pc_write_options *o,
-                    unsigned char **data, size_t *size, pc_error *err)
-{
-    pc_sink *s;
-    int st = sink_open_memory(&s, gzip_level(o), err);
-    if (st != PC_OK)
-        return st;
-    if ((st = write_to(p, s, o, err)) != PC_OK) {
-        sink_abort(s);
-        return st;
-    }
-    check_size(s, "<memory>", o);
-    return sink_finish(s, data, size, err);
 }

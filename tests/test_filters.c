@@ -272,7 +272,7 @@ TEST(filter_errors)
     pc_options_init(&o);
     o.thread_names = (pc_strings){regex, 1};
     T_EQ_INT(convert_fixture_status(&o, &err), PC_EUSAGE);
-    T_CONTAINS(err.message, "--thread-name '(unclosed': ");
+    T_CONTAINS(err.message, "options.thread_names '(unclosed': ");
 
     t_case("filter_errors: missing filter file");
     pc_options_init(&o);
@@ -285,7 +285,7 @@ TEST(filter_errors)
     o.time_start = 5000000;
     o.time_end = 5000000;
     T_EQ_INT(convert_fixture_status(&o, &err), PC_EUSAGE);
-    T_CONTAINS(err.message, "--time-range: the range ends before it begins");
+    T_CONTAINS(err.message, "options.time_end: the range ends before it begins");
 }
 
 /* Filters combine on the fixture, with values worked out by hand (see

@@ -397,7 +397,7 @@ TEST(hardening_depth_limit_simpleperf)
             T_EQ_STR(stack_text(p, p->sample.stack[1]), "f99;f98;f97;f96;f95");
             T_EQ_STR(stack_text(p, p->sample.stack[2]), "f49;f48;f47;f46;f45;f44;f43;f42;f41;f40");
             T_CONTAINS(log_capture_text(), "warning: 2 callstacks deeper than 10 frames keep "
-                       "only their 10 innermost frames (the deepest has 100; --max-depth "
+                       "only their 10 innermost frames (the deepest has 100; options.max_depth "
                        "sets the limit)");
         } else {
             const char *s = stack_text(p, p->sample.stack[0]);

@@ -308,5 +308,5 @@ TEST(percpu_refused)
     o.percpu = 1;
     /* About the input, not the usage: exit 2. */
     T_EQ_INT(convert_fixture_status(&o, &err), PC_EINPUT);
-    T_CONTAINS(err.message, "--percpu: this input carries no CPU numbers");
+    T_CONTAINS(err.message, "options.percpu: this input carries no CPU numbers");
 }

@@ -251,14 +251,14 @@ TEST(offcpu_option_errors)
     pc_options_init(&o);
     o.offcpu = PC_OFFCPU_OFF;
     T_EQ_INT(convert_fixture_status(&o, &err), PC_EUSAGE);
-    T_CONTAINS(err.message, "--trace-offcpu: this recording has no off-CPU samples");
+    T_CONTAINS(err.message, "options.offcpu: this recording has no off-CPU samples");
 
     spe e;
     pc_profile *p;
     glibc_ordered(&e);
     o.event = "cpu-clock";
     T_EQ_INT(convert_bytes(e.out.data, e.out.len, &o, &p, &err), PC_EUSAGE);
-    T_CONTAINS(err.message, "--trace-offcpu and --event cannot be used together");
+    T_CONTAINS(err.message, "options.offcpu and options.event cannot be used together");
     spe_free(&e);
 }
 

@@ -648,7 +648,7 @@ TEST(perfetto_heap_dumps)
             alloc += pc_heap_shown(p, i) ? p->heap.alloc[i] : 0;
         T_EQ_INT(shown_heap_rows(p), 3);
         T_EQ_INT(alloc, 3350);
-        T_CONTAINS(log_capture_text(), "--heap-dump 3: process 100 has 2 dump(s)");
+        T_CONTAINS(log_capture_text(), "options.heap_dump 3: process 100 has 2 dump(s)");
     }
     pc_profile_free(p);
     pb_buf_free(&b);

@@ -158,7 +158,7 @@ TEST(json_too_large_warning)
             T_EQ_STR(log_capture_text(), "");
         } else {
             T_CONTAINS(log_capture_text(), "<memory>: the JSON is 0 MiB, more than the 0 MiB");
-            T_CONTAINS(log_capture_text(), "--time-range, or use --to pprof or --to folded");
+            T_CONTAINS(log_capture_text(), "options.time_end, or use write_options.format pprof or write_options.format folded");
         }
         free(out);
         /* Under the default limit: nothing. */

@@ -230,7 +230,7 @@ TEST(sp_event_selection)
     o.event = "instructions";
     pc_error err;
     T_EQ_INT(convert_fixture_status(&o, &err), PC_EUSAGE);
-    T_CONTAINS(err.message, "--event instructions: no such event");
+    T_CONTAINS(err.message, "options.event instructions: no such event");
     T_CONTAINS(err.message, "cpu-cycles (11 samples), cpu-clock (1 samples)");
 }
 

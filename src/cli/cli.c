@@ -11,155 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "profconv.h"
 
 enum { EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_IO = 3 };
-
-static const char usage_text[] =
-"usage: profconv [options] INPUT [-o OUTPUT]\n"
-"\n"
-"Converts a profile into a format the Firefox Profiler opens.\n"
-"\n"
-"INPUT is a simpleperf `report-sample --protobuf` file, a Perfetto trace\n"
-"(CPU samples from traced_perf or Chrome, heapprofd heap profiles) or the text\n"
-"of Linux `perf script` (best with -F +pid), plain or gzipped; the format is\n"
-"recognised from the content.  - is standard input.\n"
-"\n"
-"Output:\n"
-"  -o, --output FILE     where to write; - is standard output.  Default: the\n"
-"                        input's name with its extension replaced by .json.gz,\n"
-"                        in the current directory (standard output when the\n"
-"                        input is standard input).     e.g. -o app.json.gz\n"
-"  -t, --to FORMAT       output format: firefox (the Firefox Profiler's\n"
-"                        processed format: sample weights, fast loading),\n"
-"                        gecko (its Gecko format, read by every version of the\n"
-"                        profiler, without weights), folded (folded stacks\n"
-"                        for FlameGraph, inferno, speedscope; the default for\n"
-"                        names ending in .folded), pprof (for go tool pprof;\n"
-"                        the default for .pb.gz and .pprof names; gzipped\n"
-"                        unless the name says otherwise) or speedscope (one\n"
-"                        profile per thread; the default for names ending in\n"
-"                        .speedscope.json).  Default: firefox.\n"
-"                                                     e.g. --to gecko\n"
-"      --gzip, --no-gzip compress the output with gzip, or not.  Default: gzip\n"
-"                        when the output name ends in .gz.   e.g. -o - --gzip\n"
-"      --folded-prefix WHAT\n"
-"                        what folded lines start with: none, process, thread\n"
-"                        or process,thread.  Default: thread (heap profiles:\n"
-"                        the process).            e.g. --folded-prefix none\n"
-"      --folded-value WHAT\n"
-"                        weight (the samples' time or period, a heap's bytes;\n"
-"                        the default) or count (samples, allocations).\n"
-"      --folded-annotate mark kernel frames _[k] and JIT frames _[j], as\n"
-"                        FlameGraph's flamegraph.pl colours them.\n"
-"      --pprof-split WHAT\n"
-"                        none (one pprof profile for the whole input; the\n"
-"                        default) or process (one per process, named\n"
-"                        OUTPUT with .PID before its extension: perf.pb.gz\n"
-"                        gives perf.1234.pb.gz).  e.g. --pprof-split process\n"
-"      --markers, --no-markers\n"
-"                        mark each thread's on- and off-CPU intervals from\n"
-"                        the recording's context switches (default: on).\n"
-"\n"
-"Samples:\n"
-"      --event NAME      keep the samples of event type NAME.  Default: the\n"
-"                        first event type with samples.  e.g. --event cpu-clock\n"
-"      --trace-offcpu MODE\n"
-"                        for recordings made with --trace-offcpu: on-cpu,\n"
-"                        off-cpu, on-off-cpu (each under its own event) or\n"
-"                        mixed-on-off-cpu (the default: one timeline).  An\n"
-"                        off-CPU sample lasts until the thread's next sample or\n"
-"                        switch back onto a CPU.     e.g. --trace-offcpu off-cpu\n"
-"      --remove-gaps N   drop runs of at most N consecutive samples whose stack\n"
-"                        is incomplete (does not reach __libc_init or\n"
-"                        __start_thread), to smooth the stack chart; threads\n"
-"                        with no complete stack are kept whole.  0 keeps every\n"
-"                        sample.  Default: 3 for simpleperf input (as its\n"
-"                        report scripts do), 0 otherwise.  e.g. --remove-gaps 0\n"
-"\n"
-"Filters (each may be repeated; a thread must pass every kind given):\n"
-"      --pid LIST, --exclude-pid LIST\n"
-"                        keep (or drop) these processes.   e.g. --pid 1234,5678\n"
-"      --tid LIST, --exclude-tid LIST\n"
-"                        keep (or drop) these threads.     e.g. --tid 31881\n"
-"      --process-name REGEX, --exclude-process-name REGEX\n"
-"                        keep (or drop) processes whose main thread's name\n"
-"                        matches.              e.g. --process-name 'com\\.example'\n"
-"      --thread-name REGEX, --exclude-thread-name REGEX\n"
-"                        keep (or drop) threads whose name matches.\n"
-"                                     e.g. --exclude-thread-name '^Binder:'\n"
-"                        (--include-pid, --include-tid, --include-process-name\n"
-"                        and --include-thread-name are accepted too)\n"
-"      --time-range START,END\n"
-"                        keep samples from START to END ms after the\n"
-"                        recording's first event, whatever the other filters\n"
-"                        keep; either may be left out.  e.g. --time-range 500,\n"
-"      --filter-file FILE\n"
-"                        simpleperf's filter file: GLOBAL_BEGIN/END,\n"
-"                        PROCESS_BEGIN/END, THREAD_BEGIN/END (ns), CLOCK.\n"
-"                                           e.g. --filter-file ranges.txt\n"
-"      --aggregate-threads REGEX\n"
-"                        merge the threads whose whole name matches into one\n"
-"                        thread named REGEX.  e.g. --aggregate-threads 'Binder:.*'\n"
-"      --percpu          one thread per CPU (needs CPU numbers in the input:\n"
-"                        Perfetto perf samples have them, simpleperf\n"
-"                        report-sample files do not: exit 2).\n"
-"\n"
-"Heap profiles (Perfetto heapprofd; every format but gecko):\n"
-"      --heap WHAT       what each callsite shows: unreleased (allocated and\n"
-"                        not freed yet), allocated or freed bytes since\n"
-"                        profiling began.  Default: unreleased.\n"
-"                                                     e.g. --heap allocated\n"
-"      --heap-dump N     show each process's Nth dump (1 is the first); the\n"
-"                        firefox format also shows the dumps before it, over\n"
-"                        time.  Default: the last.    e.g. --heap-dump 1\n"
-"\n"
-"Java and symbols:\n"
-"      --proguard-mapping-file FILE\n"
-"                        deobfuscate Java frames with an R8/ProGuard mapping\n"
-"                        (repeatable).   e.g. --proguard-mapping-file mapping.txt\n"
-"      --show-art-frames keep the ART runtime's own frames (hidden by default).\n"
-"      --remove-method REGEX\n"
-"                        drop frames whose function name matches (repeatable).\n"
-"                                           e.g. --remove-method '^art::'\n"
-"      --mangled         keep C++ names mangled (_ZN3art...) instead of\n"
-"                        demangling them.\n"
-"\n"
-"  -q, --quiet           print errors only (no progress, no warnings)\n"
-"      --keep-going      convert what is valid in a damaged input: skip damaged\n"
-"                        records (simpleperf), packets (Perfetto) or lines\n"
-"                        (perf script), stop where the file is cut, and report\n"
-"                        each kind of damage.\n"
-"      --max-memory SIZE stop with an error (exit 3) instead of taking more\n"
-"                        than SIZE of memory (bytes, or with K, M or G).\n"
-"                                               e.g. --max-memory 2G\n"
-"      --max-depth N     keep at most the N innermost frames of each callstack\n"
-"                        (default 65536; 0: no limit); cut stacks are counted\n"
-"                        in a warning.  An unwinding-error root stays.\n"
-"      --threads N       1: do everything on one thread; otherwise (the\n"
-"                        default) simpleperf input is read and decoded on a\n"
-"                        second thread.  The output is the same.\n"
-"      --progress        show reading progress (bytes, samples, rate, time\n"
-"                        left) even when standard error is not a terminal;\n"
-"                        on a terminal it is shown unless -q.\n"
-"  -h, --help            show this help\n"
-"  -V, --version         show the version\n"
-"\n"
-"Examples:\n"
-"  profconv perf.trace                       writes perf.json.gz\n"
-"  profconv perf.trace -o app.json           uncompressed JSON\n"
-"  profconv --remove-gaps 0 perf.trace -o all.json.gz\n"
-"  profconv --trace-offcpu on-off-cpu perf.trace\n"
-"  profconv --thread-name RenderThread --time-range 1000,2000 perf.trace\n"
-"  adb shell cat /data/local/tmp/perf.trace | profconv - -o perf.json.gz\n"
-"  perf script -F +pid | profconv - -o perf.json.gz\n"
-"  profconv perf.trace -o perf.speedscope.json\n"
-"  profconv --pprof-split process perf.trace -o perf.pb.gz\n"
-"Open the result at https://profiler.firefox.com (\"Load a profile from file\").\n"
-"\n"
-"Exit status: 0 success, 1 invalid usage, 2 malformed or unsupported input\n"
-"(or one that holds nothing to show: the message says what it holds),\n"
-"3 input/output error (or out of memory).\n";
 
 static int quiet;
 static const char *input_name = "";
@@ -223,8 +78,10 @@ static void log_line(void *ctx, int level, const char *message)
     if (quiet)
         return;
     clear_progress();
+    char line[2048];
     fprintf(stderr, "profconv: %s%s%s%s\n", input_name, *input_name ? ": " : "",
-            level == PC_LOG_WARN ? "warning: " : "", message);
+            level == PC_LOG_WARN ? "warning: " : "",
+            cli_flag_words(message, line, sizeof line));
 }
 
 static int exit_code(int status)
@@ -245,7 +102,6 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-/* "dir/perf.trace.gz" -> "perf.json.gz" (malloc'd). */
 /* The bits of a --folded-prefix value: none, or a comma-separated list
  * of process and thread; -1 if malformed. */
 static int parse_prefix(const char *arg)
@@ -268,7 +124,8 @@ static int parse_prefix(const char *arg)
     return bits ? bits : -1;
 }
 
-/* The input's name with its extension replaced by the format's. */
+/* The input's name with its extension replaced by the format's:
+ * "dir/perf.trace.gz" -> "perf.json.gz" (malloc'd). */
 static char *default_output(const char *input, const char *ext)
 {
     const char *base = strrchr(input, '/');
@@ -427,20 +284,10 @@ static unsigned long long parse_size(const char *s)
 }
 
 /* "dir/perf.pb.gz" and pid 12 -> "dir/perf.12.pb.gz" (malloc'd): the pid
- * goes before the format's extension, or at the end of other names. */
-static char *split_name(const char *path, int64_t pid)
+ * goes before the format's ending, or at the end of other names. */
+static char *split_name(const char *path, int format, int64_t pid)
 {
-    static const char *const exts[] = {".pb.gz", ".pprof.gz", ".pprof", ".pb"};
-    size_t n = strlen(path), cut = n;
-    const char *slash = strrchr(path, '/');
-    size_t base = slash ? (size_t)(slash - path) + 1 : 0;
-    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
-        size_t k = strlen(exts[i]);
-        if (n - base > k && strcmp(path + n - k, exts[i]) == 0) {
-            cut = n - k;
-            break;
-        }
-    }
+    size_t n = strlen(path), cut = n - pc_format_suffix_len(format, path);
     size_t size = n + 24;
     char *out = malloc(size);
     if (out)
@@ -637,7 +484,7 @@ int main(int argc, char **argv)
             opt.threads = (int)v;
             break;
         }
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': fputs(cli_usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -664,32 +511,28 @@ int main(int argc, char **argv)
     opt.remove_methods = (pc_strings){remove_methods.v, remove_methods.n};
 
     char *owned = NULL;
-    if (to && (wopt.format = pc_format_by_name(to)) == PC_FORMAT_NONE)
-        return usage_error("unknown output format '%s' (known: firefox, gecko, folded, pprof, "
-                           "speedscope)",
-                           to);
+    if (to && (wopt.format = pc_format_by_name(to)) == PC_FORMAT_NONE) {
+        char known[128] = "";
+        size_t used = 0;
+        for (size_t i = 0; pc_format_nth(i) != PC_FORMAT_NONE && used < sizeof known; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                     used ? ", " : "", pc_format_name(pc_format_nth(i)));
+        fprintf(stderr, "profconv: unknown output format '%s' (known: %s)\n"
+                "Try 'profconv --help' for more information.\n", to, known);
+        return EXIT_USAGE;
+    }
     if (!output) {
-        const char *ext = !to                               ? ".json.gz"
-                          : wopt.format == PC_FORMAT_FOLDED ? ".folded"
-                          : wopt.format == PC_FORMAT_PPROF  ? ".pb.gz"
-                          : wopt.format == PC_FORMAT_SPEEDSCOPE ? ".speedscope.json"
-                                                            : ".json.gz";
-        output = strcmp(input, "-") == 0 ? "-" : (owned = default_output(input, ext));
+        output = strcmp(input, "-") == 0
+                     ? "-"
+                     : (owned = default_output(input, pc_format_extension(wopt.format)));
         if (!output)
             out_of_memory();
     }
-    int name_gzip = 0, name_format = pc_format_from_path(output, &name_gzip);
-    if (to) {
-        /* The format named by --to. */
-    } else if (name_format != PC_FORMAT_NONE) {
+    /* Without --to, the name says the format (when it says one). */
+    int name_format = pc_format_from_path(output, NULL);
+    if (!to && name_format != PC_FORMAT_NONE)
         wopt.format = name_format;
-    }
-    wopt.gzip = gzip >= 0 ? gzip : name_gzip;
-    /* pprof's tools expect gzip; only a ".pb" name asks for the raw proto. */
-    if (gzip < 0 && wopt.format == PC_FORMAT_PPROF) {
-        size_t n = strlen(output);
-        wopt.gzip = !(n >= 3 && strcmp(output + n - 3, ".pb") == 0);
-    }
+    wopt.gzip = gzip >= 0 ? gzip : pc_output_gzip(wopt.format, output);
     if (split && wopt.format != PC_FORMAT_PPROF) {
         free(owned);
         return usage_error("%s", "--pprof-split needs pprof output (--to pprof or a .pb.gz name)");
@@ -740,7 +583,7 @@ int main(int argc, char **argv)
         int64_t *split_pids = NULL;
         st = pc_profile_pids(prof, &split_pids, &n_split, &err);
         for (size_t i = 0; st == PC_OK && i < n_split; i++) {
-            char *name = split_name(output, split_pids[i]);
+            char *name = split_name(output, wopt.format, split_pids[i]);
             if (!name)
                 out_of_memory();
             wopt.pprof_pid = split_pids[i];
@@ -754,11 +597,13 @@ int main(int argc, char **argv)
         st = pc_write(prof, output, &wopt, &err);
     }
     if (st != PC_OK) {
+        char line[2048];
+        cli_flag_words(err.message, line, sizeof line);
         if (st == PC_ENOMEM && max_memory)
             fprintf(stderr, "profconv: %s (the limit set by --max-memory is %llu MiB)\n",
-                    err.message, max_memory >> 20);
+                    line, max_memory >> 20);
         else
-            fprintf(stderr, "profconv: %s\n", err.message);
+            fprintf(stderr, "profconv: %s\n", line);
     } else if (!quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);

@@ -111,13 +111,13 @@ int pc_filter_threads(pc_profile *p, const pc_options *o, pc_error *err)
     uint32_t *main_of = malloc((p->thread.n + 1) * sizeof *main_of);
     int st = to && order && main_of ? PC_OK : nomem(err);
     if (st == PC_OK)
-        st = regs_compile(&pinc, &o->process_names, "--process-name", 0, err);
+        st = regs_compile(&pinc, &o->process_names, "options.process_names", 0, err);
     if (st == PC_OK)
-        st = regs_compile(&pexc, &o->exclude_process_names, "--exclude-process-name", 0, err);
+        st = regs_compile(&pexc, &o->exclude_process_names, "options.exclude_process_names", 0, err);
     if (st == PC_OK)
-        st = regs_compile(&tinc, &o->thread_names, "--thread-name", 0, err);
+        st = regs_compile(&tinc, &o->thread_names, "options.thread_names", 0, err);
     if (st == PC_OK)
-        st = regs_compile(&texc, &o->exclude_thread_names, "--exclude-thread-name", 0, err);
+        st = regs_compile(&texc, &o->exclude_thread_names, "options.exclude_thread_names", 0, err);
     if (st == PC_OK) {
         size_t kept = 0;
         pc_thread_order(p, order, main_of);
@@ -410,7 +410,7 @@ int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
     }
 
     if (ranged && hi <= lo)
-        return pc_fail(err, PC_EUSAGE, "--time-range: the range ends before it begins");
+        return pc_fail(err, PC_EUSAGE, "options.time_end: the range ends before it begins");
     if (o->filter_file) {
         int st = read_filter_file(o->filter_file, &f, o, err);
         if (st != PC_OK) {
@@ -475,7 +475,7 @@ int pc_aggregate_threads(pc_profile *p, const pc_options *o, pc_error *err)
     if (!o->aggregate_threads.n)
         return PC_OK;
     regs r = {0};
-    int st = regs_compile(&r, &o->aggregate_threads, "--aggregate-threads", 1, err);
+    int st = regs_compile(&r, &o->aggregate_threads, "options.aggregate_threads", 1, err);
     uint32_t *to = malloc((p->thread.n + 1) * sizeof *to);
     uint32_t *first = malloc((r.n + 1) * sizeof *first);
     if (st == PC_OK && (!to || !first))

@@ -74,7 +74,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
         }
         shown[pick] = 1;
         if (want > dumps)
-            pc_log(o, PC_LOG_WARN, "--heap-dump %zu: process %" PRId64 " has %zu dump(s) "
+            pc_log(o, PC_LOG_WARN, "options.heap_dump %zu: process %" PRId64 " has %zu dump(s) "
                    "of heap %s; showing its last", want, p->thread.pid[t], dumps,
                    pc_str(&p->str, h));
         pc_log(o, PC_LOG_INFO, "heap %s of process %" PRId64 ": %s bytes at dump %zu of %zu "

@@ -104,7 +104,7 @@ int pc_java_frames(pc_profile *p, const pc_options *o, pc_error *err)
         if (e) {
             char why[128];
             regerror(e, &re[n_re], why, sizeof why);
-            st = pc_fail(err, PC_EUSAGE, "--remove-method '%s': %s",
+            st = pc_fail(err, PC_EUSAGE, "options.remove_methods '%s': %s",
                          o->remove_methods.items[n_re], why);
         } else {
             n_re++;

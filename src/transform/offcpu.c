@@ -144,12 +144,12 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
     size_t n_off;
     if (!pc_has_offcpu_events(p)) {
         if (o->offcpu != PC_OFFCPU_DEFAULT)
-            return pc_fail(err, PC_EUSAGE, "--trace-offcpu: this recording has no "
+            return pc_fail(err, PC_EUSAGE, "options.offcpu: this recording has no "
                            "off-CPU samples (it was not made with --trace-offcpu)");
         return PC_OK;
     }
     if (o->offcpu != PC_OFFCPU_DEFAULT && o->event)
-        return pc_fail(err, PC_EUSAGE, "--trace-offcpu and --event cannot be "
+        return pc_fail(err, PC_EUSAGE, "options.offcpu and options.event cannot be "
                        "used together");
     uint8_t *is_off = off_events(p, &n_off);
     if (!is_off)
@@ -182,7 +182,7 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
             break;
         }
     pc_log(o, PC_LOG_INFO, "off-CPU recording, %s: %zu samples kept, %zu left out "
-           "(choose with --trace-offcpu)", mode_name(mode), kept, left);
+           "(choose with options.offcpu)", mode_name(mode), kept, left);
     free(keep);
     free(is_off);
     return PC_OK;

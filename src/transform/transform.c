@@ -35,7 +35,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
     size_t ne = p->event.n;
     if (ne == 0) {
         if (o->event)
-            return pc_fail(err, PC_EUSAGE, "--event %s: the recording names no "
+            return pc_fail(err, PC_EUSAGE, "options.event %s: the recording names no "
                            "event types", o->event);
         return PC_OK;
     }
@@ -62,7 +62,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
             list_events(p, count, keep_ev, 1, names, sizeof names);
             free(count);
             free(keep_ev);
-            return pc_fail(err, PC_EUSAGE, "--event %s: no such event in this "
+            return pc_fail(err, PC_EUSAGE, "options.event %s: no such event in this "
                            "recording (it has %s)", o->event, names);
         }
     } else {
@@ -88,7 +88,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
         snprintf(msg + used, sizeof msg - used, "; left out: ");
         list_events(p, count, keep_ev, 0, msg, sizeof msg);
         used = strlen(msg);
-        snprintf(msg + used, sizeof msg - used, " (choose with --event NAME)");
+        snprintf(msg + used, sizeof msg - used, " (choose with options.event NAME)");
     }
     pc_log(o, PC_LOG_INFO, "%s", msg);
 
@@ -234,10 +234,10 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
                 n_cpu = (size_t)p->sample.cpu[i] + 1;
         }
     if (!known)
-        return pc_fail(err, PC_EINPUT, "--percpu: this input carries no CPU numbers "
+        return pc_fail(err, PC_EINPUT, "options.percpu: this input carries no CPU numbers "
                        "(simpleperf report-sample files and Chrome samples have none)");
     if (known < p->sample.n)
-        pc_log(o, PC_LOG_WARN, "--percpu: %zu samples without a CPU number stay on "
+        pc_log(o, PC_LOG_WARN, "options.percpu: %zu samples without a CPU number stay on "
                "their threads", p->sample.n - known);
     uint32_t *cpu_thread = malloc(n_cpu * sizeof *cpu_thread);
     if (!cpu_thread)

@@ -672,8 +672,10 @@ static void write_counters(jw *w, const pc_profile *p, const track *tracks, size
     jw_arr_end(w);
 }
 
-int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err)
+int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
+                     pc_error *err)
 {
+    (void)o;  /* nothing to choose */
     size_t nt = p->thread.n, nm = p->marker.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);

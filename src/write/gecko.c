@@ -274,17 +274,9 @@ static void write_thread(jw *w, const pc_profile *p, const pc_merged *m,
     jw_obj_end(w);
 }
 
-int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err)
+int pc_write_gecko(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err)
 {
-    /* Refused rather than written without what the user asked for. */
-    if (p->heap.n) {
-        pc_summary sum;
-        pc_profile_summary(p, &sum);
-        return pc_fail(err, PC_EUSAGE, "the Gecko format has no place for heap profiles "
-                       "(this one has %zu heap callsites): write the processed Firefox "
-                       "format (--to firefox), pprof, folded stacks or speedscope",
-                       sum.heap_rows);
-    }
+    (void)o;  /* nothing to choose; heap profiles never come here (formats.c) */
     pc_merged m;
     local l;
     size_t nt = p->thread.n, nm = p->marker.n;

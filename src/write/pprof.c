@@ -241,9 +241,10 @@ static int in_process(const pc_profile *p, uint32_t t, int64_t pid)
     return pid < 0 || p->thread.pid[t] == pid;
 }
 
-int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err)
+int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err)
 {
     size_t nt = p->thread.n, ne = p->event.n;
+    int64_t pid = o->pprof_pid;
     strings t = {0};
     agg a = {0};
     pb_buf b = {0};

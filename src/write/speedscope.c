@@ -399,8 +399,10 @@ static void write_prof(jw *w, const ss_state *st, const ss_prof *pr, uint64_t or
     jw_obj_end(w);
 }
 
-int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err)
+int pc_write_speedscope(const pc_profile *p, const pc_write_options *o, pc_sink *s,
+                        pc_error *err)
 {
+    (void)o;  /* nothing to choose */
     ss_state st = {0};
     size_t nt = p->thread.n, ns = p->stack.n;
     st.p = p;

@@ -1,5 +1,6 @@
 /* Output writers: one function per format, each serializing a grouped
- * profile (pc_group_samples done) into a sink, and what they share. */
+ * profile (pc_group_samples done) into a sink, and what they share.  The
+ * format table (formats.h) says which writes what. */
 #ifndef PROFCONV_WRITE_H
 #define PROFCONV_WRITE_H
 
@@ -8,12 +9,15 @@
 #include "profconv.h"
 #include "io/sink.h"
 
-int pc_write_gecko(const pc_profile *p, pc_sink *s, pc_error *err);
-int pc_write_processed(const pc_profile *p, pc_sink *s, pc_error *err);
-/* pid >= 0 keeps that process's samples alone. */
-int pc_write_pprof(const pc_profile *p, int64_t pid, pc_sink *s, pc_error *err);
-int pc_write_speedscope(const pc_profile *p, pc_sink *s, pc_error *err);
+/* One per row of the format table (formats.c), each in the file named
+ * after its --to name; the signature is formats.h's pc_writer_fn. */
+int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
+                     pc_error *err);
+int pc_write_gecko(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
+int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
+int pc_write_speedscope(const pc_profile *p, const pc_write_options *o, pc_sink *s,
+                        pc_error *err);
 
 /* Model frames and stacks merged into what the Firefox Profiler's formats
  * express: its frames carry no address, so model frames of one function

@@ -1,0 +1,132 @@
+/* The public output entry points: options checked, the format's row found
+ * in the table, its writer run into a file or memory sink. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "io/sink.h"
+#include "write/formats.h"
+#include "write/write.h"
+
+void pc_write_options_init(pc_write_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = PC_FORMAT_FIREFOX;
+    o->gzip_level = 1;
+    o->folded_prefix = PC_FOLDED_THREAD;
+    o->pprof_pid = -1;
+}
+
+/* NULL options mean the defaults; values out of range are the caller's
+ * mistake, said rather than clamped or guessed around. */
+static int check(const pc_write_options **o, pc_write_options *defaults,
+                 const pc_format_desc **d, pc_error *err)
+{
+    if (!*o) {
+        pc_write_options_init(defaults);
+        *o = defaults;
+    }
+    const pc_write_options *w = *o;
+    if (!(*d = pc_format_desc_of(w->format)))
+        return pc_fail(err, PC_EUSAGE, "write_options.format %d is no output format", w->format);
+    if (w->gzip_level < 0 || w->gzip_level > 9)
+        return pc_fail(err, PC_EUSAGE, "write_options.gzip_level %d is not a gzip level (1 to 9)",
+                       w->gzip_level);
+    if (w->folded_prefix & ~(PC_FOLDED_PROCESS | PC_FOLDED_THREAD))
+        return pc_fail(err, PC_EUSAGE, "write_options.folded_prefix %d has bits beyond "
+                       "process and thread", w->folded_prefix);
+    if (w->pprof_pid < -1)
+        return pc_fail(err, PC_EUSAGE, "write_options.pprof_pid %lld is neither a process id "
+                       "nor -1", (long long)w->pprof_pid);
+    return PC_OK;
+}
+
+/* 0 means no compression to the sink; a level of 0 is the default, 1. */
+static int gzip_level(const pc_write_options *o)
+{
+    if (!o->gzip)
+        return 0;
+    return o->gzip_level ? o->gzip_level : 1;
+}
+
+/* Refused rather than written without what the caller asked for. */
+static int refuse(const pc_profile *p, const pc_format_desc *d, pc_error *err)
+{
+    if (!p->heap.n || d->heap)
+        return PC_OK;
+    pc_summary sum;
+    pc_profile_summary(p, &sum);
+    char names[128] = "";
+    size_t n, used = 0;
+    const pc_format_desc *t = pc_format_table(&n);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].heap && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used ? ", " : "", t[i].name);
+    return pc_fail(err, PC_EUSAGE, "%s has no place for heap profiles (this one has %zu heap "
+                   "callsites): write one of %s (write_options.format)",
+                   d->title, sum.heap_rows, names);
+}
+
+/* Browsers cap a string at 2^29 - 24 characters (V8; 2^30 in
+ * SpiderMonkey), and the profiler reads a file into one string. */
+#define JSON_LIMIT (512ull << 20)
+
+static void check_size(const pc_sink *s, const char *path, const pc_write_options *o,
+                       const pc_format_desc *d)
+{
+    uint64_t limit = o->json_limit ? o->json_limit : JSON_LIMIT;
+    uint64_t n = sink_bytes(s);
+    if (!o->log || n <= limit || !d->json)
+        return;
+    char line[512];
+    snprintf(line, sizeof line, "%s: the JSON is %.0f MiB, more than the %.0f MiB a browser "
+             "reads as one string, so the profiler will not open it: keep less with "
+             "options.tids, options.pids, options.thread_names or options.time_end, or use "
+             "write_options.format pprof or write_options.format folded",
+             path, (double)n / (1 << 20), (double)limit / (1 << 20));
+    o->log(o->log_ctx, PC_LOG_WARN, line);
+}
+
+int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
+             pc_error *err)
+{
+    pc_write_options defaults;
+    const pc_format_desc *d;
+    int st = check(&o, &defaults, &d, err);
+    if (st == PC_OK)
+        st = refuse(p, d, err);
+    pc_sink *s;
+    if (st == PC_OK)
+        st = sink_open_file(&s, path, gzip_level(o), err);
+    if (st != PC_OK)
+        return st;
+    if ((st = d->write(p, o, s, err)) != PC_OK) {
+        sink_abort(s);
+        return st;
+    }
+    check_size(s, strcmp(path, "-") == 0 ? "<stdout>" : path, o, d);
+    return sink_finish(s, NULL, NULL, err);
+}
+
+int pc_write_memory(const pc_profile *p, const pc_write_options *o,
+                    unsigned char **data, size_t *size, pc_error *err)
+{
+    pc_write_options defaults;
+    const pc_format_desc *d;
+    int st = check(&o, &defaults, &d, err);
+    if (st == PC_OK)
+        st = refuse(p, d, err);
+    pc_sink *s;
+    if (st == PC_OK)
+        st = sink_open_memory(&s, gzip_level(o), err);
+    if (st != PC_OK)
+        return st;
+    if ((st = d->write(p, o, s, err)) != PC_OK) {
+        sink_abort(s);
+        return st;
+    }
+    check_size(s, "<memory>", o, d);
+    return sink_finish(s, data, size, err);
+}
