@@ -1,12 +1,26 @@
-/* State of the Perfetto reader, shared by its parts: read_perfetto.c
- * (packets, sequences, samples) and perfetto_names.c (names, symbols and
- * deobfuscation, resolved once the whole trace is read). */
+/* State of the Perfetto reader, shared by its parts, one file per
+ * family of packets as in trace_processor:
+ *   perfetto.c        the trace: packets streamed from the input, the end
+ *   packet.c          TracePacket dispatch, compressed packets
+ *   wire.c            field decoding and errors, for every family
+ *   sequence.c        sequences, interned data and its resolving
+ *   clock_snapshot.c  ClockSnapshot, packet times to trace time
+ *   perf_sample.c     traced_perf samples and their events
+ *   chrome.c          Chrome's StreamingProfilePacket
+ *   heapprofd.c       heapprofd's ProfilePacket
+ *   process_tree.c    threads, process and thread names
+ *   symbols.c         ModuleSymbols and DeobfuscationMapping
+ *   names.c           names, symbols and deobfuscation, resolved once the
+ *                     whole trace is read
+ * with clock.c (the clock graph), intern.c (interned tables) and heap.c
+ * (heap totals) underneath. */
 #ifndef PROFCONV_PERFETTO_READER_H
 #define PROFCONV_PERFETTO_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/pbwire.h"
 #include "model/model.h"
 #include "read/perfetto/clock.h"
 #include "read/perfetto/heap.h"
@@ -14,6 +28,40 @@
 #include "profconv.h"
 
 #define PF_NO_EVENT UINT16_MAX
+
+/* Expected wire types, in the tables each field reader checks with NEXT. */
+#define V PB_VARINT
+#define L PB_LEN
+#define ANY 0xff
+
+/* TracePacket fields (perfetto-fields.md). */
+enum {
+    TP_PROCESS_TREE = 2,
+    TP_CLOCK_SNAPSHOT = 6,
+    TP_TIMESTAMP = 8,
+    TP_SEQUENCE_ID = 10,
+    TP_TRACK_EVENT = 11,
+    TP_INTERNED_DATA = 12,
+    TP_SEQUENCE_FLAGS = 13,
+    TP_PROFILE_PACKET = 37,
+    TP_STATE_CLEARED = 41,
+    TP_PACKET_DROPPED = 42,
+    TP_PROCESS_DESCRIPTOR = 43,
+    TP_THREAD_DESCRIPTOR = 44,
+    TP_COMPRESSED = 50,
+    TP_STREAMING_PROFILE = 54,
+    TP_CLOCK_ID = 58,
+    TP_DEFAULTS = 59,
+    TP_TRACK_DESCRIPTOR = 60,
+    TP_MODULE_SYMBOLS = 61,
+    TP_DEOBFUSCATION = 64,
+    TP_PERF_SAMPLE = 66,
+    TP_STREAMING_ALLOC = 74,
+    TP_STREAMING_FREE = 75,
+    TP_ZSTD_COMPRESSED = 133,
+    TP_STACK_SAMPLE = 135,
+    TP_HEAP_GRAPH = 56,
+};
 
 /* One trusted_packet_sequence_id: a writer's incremental state. */
 typedef struct pf_seq {
@@ -101,7 +149,7 @@ typedef struct pf_reader {
     size_t skipped;
     pc_error first_skip, stop;
     int stopped;
-    int in_packet;        /* on_packet is at work on a packet of packet_len */
+    int in_packet;        /* pf_on_packet is at work on a packet of packet_len */
     size_t packet_len;
     int z_depth;
     uint64_t z_offset;
@@ -169,14 +217,93 @@ typedef struct pf_reader {
     pf_stats st;
 } pf_reader;
 
+/* Where and when a packet is, for the payload's reader. */
+typedef struct pf_packet {
+    uint64_t offset;      /* of the packet's first field */
+    uint64_t ts;
+    uint32_t clock_id;
+    uint8_t has_ts, has_clock;
+} pf_packet;
+
+/* ---- wire.c ---- */
+
 /* Reports "packet N: MESSAGE" at offset (with the compressed packet's
  * context when inside one) and returns PC_EINPUT. */
 int pf_fail(pf_reader *r, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int pf_nomem(pf_reader *r);
+int pf_wire_fail(pf_reader *r, const pb_reader *pr, const char *what);
+int pf_next(pf_reader *r, pb_reader *pr, pb_field *f, const uint8_t *expect,
+            size_t n_expect, const char *what);
+#define NEXT(r, pr, f, ex, what) pf_next(r, pr, f, ex, sizeof ex, what)
+/* Calls back for each value of a repeated varint field, packed or not. */
+typedef int (*pf_each_fn)(pf_reader *r, void *ctx, uint64_t v);
+int pf_each_varint(pf_reader *r, pb_reader *pr, const pb_field *f, pf_each_fn fn,
+                   void *ctx, const char *what);
+int pf_scalar(pf_reader *r, pb_reader *pr, const pb_field *f, const char *what);
+
+/* ---- sequence.c ---- */
+
+pf_seq *pf_seq_of(pf_reader *r, uint32_t id);
+void pf_seq_free(pf_seq *s);
+void pf_seq_clear(pf_seq *s);
+uint32_t pf_build_id_string(pf_reader *r, const uint8_t *b, size_t n);
+/* Interned records, into the sequence's InternedData or, for heapprofd,
+ * the ProfilePacket's own tables. */
+int pf_on_string(pf_reader *r, pb_reader *pr, pf_interned *t, int kind);
+int pf_on_frame(pf_reader *r, pb_reader *pr, pf_interned *t);
+int pf_on_mapping(pf_reader *r, pb_reader *pr, pf_interned *t);
+int pf_on_callstack(pf_reader *r, pb_reader *pr, pf_interned *t);
+int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s);
+uint32_t pf_named_frame(pf_reader *r, const char *name);
+int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out);
+uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack);
+
+/* ---- clock_snapshot.c ---- */
+
+int pf_on_clock_snapshot(pf_reader *r, pb_reader *pr, uint32_t seq);
+int pf_to_trace_time(pf_reader *r, uint32_t id, uint32_t seq, uint64_t t, uint64_t *out);
+int pf_packet_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t);
+
+/* ---- perf_sample.c ---- */
+
+uint16_t pf_event_named(pf_reader *r, const char *name, int unit);
+int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s);
+int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+
+/* ---- chrome.c ---- */
+
+int pf_on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s);
+
+/* ---- heapprofd.c ---- */
+
+int pf_on_profile_packet(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+/* Also for the dump a trace ends inside: what arrived of it is kept. */
+int pf_heap_dump_end(pf_reader *r, pf_seq *s);
+
+/* ---- process_tree.c ---- */
+
+uint32_t pf_thread_of(pf_reader *r, int64_t pid, int64_t tid);
+int pf_on_process_tree(pf_reader *r, pb_reader *pr);
+int pf_on_process_descriptor(pf_reader *r, pb_reader *pr);
+int pf_on_thread_descriptor(pf_reader *r, pb_reader *pr, pf_seq *s);
+int pf_on_track_descriptor(pf_reader *r, pb_reader *pr, pf_seq *s);
+
+/* ---- symbols.c ---- */
+
+int pf_on_module_symbols(pf_reader *r, pb_reader *pr);
+int pf_on_deobfuscation(pf_reader *r, pb_reader *pr);
+
+/* ---- packet.c ---- */
+
+/* One TracePacket of len bytes at offset (in the decompressed bytes when
+ * inside compressed packets). */
+int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset);
+
+/* ---- names.c ---- */
 
 /* Names every frame, applies symbols and deobfuscation mappings, and
- * names threads and processes (perfetto_names.c). */
+ * names threads and processes. */
 int pf_resolve_names(pf_reader *r);
 void pf_names_free(pf_reader *r);
 

@@ -1,0 +1,292 @@
+/* traced_perf's CPU samples (PerfSample) and the events they count: the
+ * timebase, from the sequence's TracePacketDefaults, says what a
+ * sample's counter measures and so what its weight means.  The only
+ * family whose samples carry counters, CPUs and unwinding errors. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/perfetto/reader.h"
+
+/* ---- Events ---- */
+
+uint16_t pf_event_named(pf_reader *r, const char *name, int unit)
+{
+    uint32_t e = pc_event(r->p, pc_intern_cstr(r->p, name), unit, 0);
+    return e == PC_NONE ? PF_NO_EVENT : (uint16_t)e;
+}
+
+/* perf's names for PerfEvents.Counter values. */
+static const char *counter_name(uint64_t c)
+{
+    static const char *const names[] = {
+        NULL, "cpu-clock", "page-faults", "task-clock", "context-switches",
+        "cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+        "emulation-faults", "cpu-cycles", "instructions", "cache-references",
+        "cache-misses", "branch-instructions", "branch-misses", "bus-cycles",
+        "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles", "dummy",
+    };
+    return c < sizeof names / sizeof *names ? names[c] : NULL;
+}
+
+/* The event name of a PerfEvents.Timebase: the counter's perf name, the
+ * tracepoint, or the raw event; a user-given name is added in brackets,
+ * so that cpu-clock stays recognisable as time. */
+static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
+{
+    static const uint8_t ex[] = {ANY, V, V, L, V, L, V, ANY, ANY, ANY, L, V};
+    pb_field f;
+    pb_reader sub;
+    int got;
+    char name[256] = "", custom[128] = "";
+    uint64_t period = 0, freq = 0;
+    while ((got = NEXT(r, pr, &f, ex, "PerfEvents.Timebase")) > 0) {
+        switch (f.number) {
+        case 1: period = f.wiretype == V ? f.value : 0; break;
+        case 2: freq = f.wiretype == V ? f.value : 0; break;
+        case 3: {
+            pb_reader_sub(pr, &f, &sub);
+            pb_field g;
+            while ((got = pb_next(&sub, &g)) > 0)
+                if (g.number == 1 && g.wiretype == L)
+                    snprintf(name, sizeof name, "%.*s", (int)g.len, (const char *)g.data);
+            if (got < 0)
+                return pf_wire_fail(r, &sub, "PerfEvents.Tracepoint");
+            break;
+        }
+        case 4:
+            if (pf_scalar(r, pr, &f, "PerfEvents.Timebase") != PC_OK)
+                return r->err->status;
+            if (counter_name(f.value))
+                snprintf(name, sizeof name, "%s", counter_name(f.value));
+            else
+                snprintf(name, sizeof name, "counter-%" PRIu64, f.value);
+            break;
+        case 5: {
+            uint64_t type = 0, config = 0;
+            pb_reader_sub(pr, &f, &sub);
+            pb_field g;
+            while ((got = pb_next(&sub, &g)) > 0) {
+                if (g.number == 1 && g.wiretype == V)
+                    type = g.value;
+                if (g.number == 2 && g.wiretype == V)
+                    config = g.value;
+            }
+            if (got < 0)
+                return pf_wire_fail(r, &sub, "PerfEvents.RawEvent");
+            snprintf(name, sizeof name, "raw-%" PRIu64 ":0x%" PRIx64, type, config);
+            break;
+        }
+        case 10:
+            snprintf(custom, sizeof custom, "%.*s", (int)(f.len < 120 ? f.len : 120),
+                     (const char *)f.data);
+            break;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    /* traced_perf's default timebase is the cpu-clock. */
+    if (!name[0])
+        snprintf(name, sizeof name, "cpu-clock");
+    /* What a sample stands for when it carries no counter value: the
+     * period, in ns for the clocks. */
+    int clock = strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
+    s->nominal = period ? period : clock && freq ? 1000000000 / freq : 0;
+    s->event_unit = clock ? PC_UNIT_NS : PC_UNIT_COUNT;
+    if (custom[0] && strcmp(custom, name) != 0) {
+        size_t n = strlen(name);
+        snprintf(name + n, sizeof name - n, " (%s)", custom);
+    }
+    s->event = s->uncounted_event = PF_NO_EVENT;
+    s->event_name = pc_intern_cstr(r->p, name);
+    if (s->event_name == PC_NONE)
+        return pf_nomem(r);
+    return PC_OK;
+}
+
+int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s)
+{
+    static const uint8_t ex[] = {ANY, ANY, ANY, ANY, ANY, ANY, ANY, ANY, ANY, ANY,
+                                 ANY, ANY, L};
+    pb_field f;
+    pb_reader sub;
+    int got;
+    while ((got = NEXT(r, pr, &f, ex, "TracePacketDefaults")) > 0) {
+        if (f.number == TP_CLOCK_ID) {
+            if (pf_scalar(r, pr, &f, "TracePacketDefaults") != PC_OK)
+                return r->err->status;
+            s->has_clock = 1;
+            s->clock_id = (uint32_t)f.value;
+        } else if (f.number == 12) {
+            pb_field g;
+            s->has_perf_defaults = 1;
+            pb_reader_sub(pr, &f, &sub);
+            while ((got = pb_next(&sub, &g)) > 0)
+                if (g.number == 1 && g.wiretype == L) {
+                    pb_reader tb;
+                    pb_reader_sub(&sub, &g, &tb);
+                    if (on_timebase(r, &tb, s) != PC_OK)
+                        return r->err->status;
+                }
+            if (got < 0)
+                return pf_wire_fail(r, &sub, "PerfSampleDefaults");
+        }
+    }
+    return got < 0 ? r->err->status : PC_OK;
+}
+
+/* ---- traced_perf samples ---- */
+
+static const char *unwind_error_name(uint64_t e)
+{
+    static const char *const names[] = {
+        "UNKNOWN", "NONE", "MEMORY_INVALID", "UNWIND_INFO", "UNSUPPORTED",
+        "INVALID_MAP", "MAX_FRAMES_EXCEEDED", "REPEATED_FRAME", "INVALID_ELF",
+        "SYSTEM_CALL", "THREAD_TIMEOUT", "THREAD_DOES_NOT_EXIST", "BAD_ARCH",
+        "MAPS_PARSE", "INVALID_PARAMETER", "PTRACE_CALL",
+    };
+    return e < sizeof names / sizeof *names ? names[e] : "UNKNOWN";
+}
+
+/* Weight of a sample from the cumulative counter value on its CPU. */
+static int counter_delta(pf_reader *r, pf_seq *s, uint32_t cpu, uint64_t count,
+                         uint64_t *delta)
+{
+    if (cpu >= 4096) {
+        *delta = count;
+        return 0;
+    }
+    if (cpu >= s->n_cpu) {
+        size_t n = cpu + 1u < 64 ? 64 : (size_t)cpu + 1;
+        uint64_t *c = realloc(s->cpu_count, n * sizeof *c);
+        if (!c)
+            return pf_nomem(r);
+        s->cpu_count = c;
+        uint8_t *seen = realloc(s->cpu_seen, n);
+        if (!seen)
+            return pf_nomem(r);
+        memset(seen + s->n_cpu, 0, n - s->n_cpu);
+        s->cpu_seen = seen;
+        s->n_cpu = n;
+    }
+    uint64_t prev = s->cpu_seen[cpu] ? s->cpu_count[cpu] : 0;
+    /* A counter that went back was re-enabled: count from zero again. */
+    *delta = count >= prev ? count - prev : count;
+    s->cpu_count[cpu] = count;
+    s->cpu_seen[cpu] = 1;
+    return 0;
+}
+
+int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
+{
+    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, V, ANY, ANY, ANY, ANY, ANY,
+                                 ANY, ANY, ANY, V, V, V, L};
+    pb_field f;
+    int got;
+    uint64_t cpu = 0, pid = 0, tid = 0, cs = 0, count = 0, err = 0;
+    int has_cs = 0, has_count = 0, has_err = 0, has_cpu = 0;
+    int lost = 0, skipped = 0, event = 0;
+    while ((got = NEXT(r, pr, &f, ex, "PerfSample")) > 0) {
+        if (f.number == 7)
+            continue;
+        if (f.number == 19) {
+            event = 1;
+            continue;
+        }
+        if (f.number <= 18 && f.number != 0 && ex[f.number] == V &&
+            pf_scalar(r, pr, &f, "PerfSample") != PC_OK)
+            return r->err->status;
+        switch (f.number) {
+        case 1: cpu = f.value; has_cpu = 1; break;
+        case 2: pid = f.value; break;
+        case 3: tid = f.value; break;
+        case 4: cs = f.value; has_cs = 1; break;
+        case 6: count = f.value; has_count = 1; break;
+        case 16: err = f.value; has_err = 1; break;
+        case 17: r->st.records_lost += f.value; lost = 1; break;
+        case 18: skipped = 1; break;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    /* Records of lost data, producer events (such as a guardrail stop)
+     * and skipped samples are reported, not counted as samples. */
+    if (lost)
+        return PC_OK;
+    if (event) {
+        r->st.producer_stops++;
+        return PC_OK;
+    }
+    if (skipped) {
+        r->st.skipped_samples++;
+        return PC_OK;
+    }
+    uint64_t t;
+    if (!pk->has_ts) {
+        r->st.no_timestamp++;
+        return PC_OK;
+    }
+    if (pf_packet_time(r, s, pk, &t) < 0) {
+        r->st.clock_failures++;
+        return PC_OK;
+    }
+    pc_profile *p = r->p;
+    uint16_t ev = PF_NO_EVENT;
+    int64_t weight = 1;
+    const char *base = s->event_name == PC_NONE ? "cpu-clock" : pc_str(&p->str, s->event_name);
+    if (has_count || s->nominal) {
+        /* Without a timebase, traced_perf samples its default, the cpu-clock. */
+        int unit = s->event_name == PC_NONE ? PC_UNIT_NS : s->event_unit;
+        if (s->event == PF_NO_EVENT && (s->event = pf_event_named(r, base, unit)) == PF_NO_EVENT)
+            return pf_nomem(r);
+        ev = s->event;
+    }
+    if (has_count) {
+        uint64_t d = 0;
+        if (counter_delta(r, s, (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu), count, &d) != 0)
+            return r->err->status;
+        weight = d > INT64_MAX ? INT64_MAX : (int64_t)d;
+    } else if (s->nominal) {
+        weight = s->nominal > INT64_MAX ? INT64_MAX : (int64_t)s->nominal;
+    } else {
+        /* Without counts or a known period each sample stands for one;
+         * such samples get an event of their own so that no one reads
+         * their weight as time. */
+        if (s->uncounted_event == PF_NO_EVENT) {
+            char name[300];
+            snprintf(name, sizeof name, "samples of %s", base);
+            if ((s->uncounted_event = pf_event_named(r, name, PC_UNIT_SAMPLES)) == PF_NO_EVENT)
+                return pf_nomem(r);
+        }
+        ev = s->uncounted_event;
+    }
+    uint32_t thread = pf_thread_of(r, (int64_t)pid, (int64_t)tid);
+    if (thread == PC_NONE)
+        return pf_nomem(r);
+    uint32_t stack = PC_NONE;
+    if (has_cs && pf_stack_of(r, s, cs, PC_NONE, &stack) < 0) {
+        if (p->oom)
+            return pf_nomem(r);
+        r->st.unresolved_callstacks++;
+        stack = PC_NONE;
+    }
+    /* traced_perf puts an "ERROR <reason>" frame at the root of a stack
+     * whose unwinding failed; add one when the producer did not. */
+    if (has_err && err != 1) {
+        r->st.unwind_errors++;
+        uint32_t rn = pf_root_name(r, s, stack);
+        if (rn == PC_NONE || strncmp(pc_str(&p->str, rn), "ERROR ", 6) != 0) {
+            char name[64];
+            snprintf(name, sizeof name, "ERROR %s", unwind_error_name(err));
+            uint32_t ef = pf_named_frame(r, name);
+            if (ef == PC_NONE)
+                return pf_nomem(r);
+            if (!has_cs || pf_stack_of(r, s, cs, ef, &stack) < 0)
+                stack = pc_stack(p, PC_NONE, ef);
+        }
+    }
+    pc_add_sample(p, thread, t, stack, weight, ev,
+                  has_cpu && cpu < PC_NO_CPU ? (uint16_t)cpu : PC_NO_CPU);
+    return p->oom ? pf_nomem(r) : PC_OK;
+}

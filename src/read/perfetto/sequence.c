@@ -1,0 +1,543 @@
+/* Packet sequences and their interned data (InternedData, and the
+ * tables of heapprofd's own packets), and the resolving of interned ids
+ * to the profile's mappings, frames and stacks.  Every family with
+ * callstacks goes through here, and the tables live and die with their
+ * sequence's incremental state, so both are kept together. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/perfetto/reader.h"
+
+/* ---- Sequences ---- */
+
+pf_seq *pf_seq_of(pf_reader *r, uint32_t id)
+{
+    pc_probe pr;
+    if (pc_htab_reserve(&r->seq_idx, r->n_seqs + 1) < 0)
+        return NULL;
+    pc_probe_start(&r->seq_idx, pc_mix64(id), &pr);
+    for (uint32_t i; (i = pc_probe_next(&r->seq_idx, &pr)) != PC_NONE;)
+        if (r->seqs[i].id == id)
+            return &r->seqs[i];
+    if (r->n_seqs == r->cap_seqs) {
+        size_t cap = r->cap_seqs ? r->cap_seqs * 2 : 16;
+        pf_seq *s = realloc(r->seqs, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        r->seqs = s;
+        r->cap_seqs = cap;
+    }
+    pf_seq *s = &r->seqs[r->n_seqs];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    s->event = s->uncounted_event = PF_NO_EVENT;
+    s->event_name = PC_NONE;
+    pc_htab_insert(&r->seq_idx, &pr, (uint32_t)r->n_seqs++);
+    return s;
+}
+
+void pf_seq_free(pf_seq *s)
+{
+    pf_interned_free(&s->it);
+    pf_interned_free(&s->local);
+    free(s->cpu_count);
+    free(s->cpu_seen);
+    free(s->hs.callstack);
+    free(s->hs.val);
+    free(s->hs.dump);
+    pf_heap_totals_free(&s->totals);
+    free(s->hd.pid);
+    free(s->hd.heap);
+    free(s->hd.ts);
+    free(s->hd.has_ts);
+    free(s->hd.pkt_ts);
+    free(s->hd.has_pkt_ts);
+}
+
+/* A new generation of incremental state: interned data, defaults and the
+ * per-sequence sample state go; the thread's identity stays. */
+void pf_seq_clear(pf_seq *s)
+{
+    pf_interned_clear(&s->it);
+    pf_interned_clear(&s->local);
+    s->has_clock = 0;
+    s->has_perf_defaults = 0;
+    s->nominal = 0;
+    s->event = s->uncounted_event = PF_NO_EVENT;
+    s->event_name = PC_NONE;
+    s->has_running = 0;
+    s->in_dump = 0;
+    s->hs.n = 0;
+    s->hd.n = 0;
+    /* The timebase counts (cpu_count) stay: they belong to the kernel's
+     * perf events, which run on through a clear, and forgetting them
+     * would give the next sample on each CPU the whole count since the
+     * session began as its weight. */
+    s->valid = 1;
+}
+
+/* ---- Interned data ---- */
+
+/* Build ids are raw bytes, shown as lowercase hex, except Chrome's
+ * 33-character breakpad module ids, kept as they are. */
+uint32_t pf_build_id_string(pf_reader *r, const uint8_t *b, size_t n)
+{
+    if (n == 33 || n == 0)
+        return pc_intern(r->p, b, n);
+    char buf[129];
+    if (n > 64)
+        n = 64;
+    for (size_t i = 0; i < n; i++)
+        snprintf(buf + 2 * i, 3, "%02x", b[i]);
+    return pc_intern(r->p, buf, 2 * n);
+}
+
+static int put(pf_interned *t, int kind, uint64_t iid, uint32_t val)
+{
+    int got = pf_interned_put(t, kind, iid, val);
+    if (got < 0)
+        return -1;
+    if (got == 0 && (kind == PF_FRAME || kind == PF_MAPPING || kind == PF_CALLSTACK))
+        pf_interned_unappend(t, kind);
+    return 0;
+}
+
+int pf_on_string(pf_reader *r, pb_reader *pr, pf_interned *t, int kind)
+{
+    static const uint8_t ex[] = {ANY, V, L};
+    pb_field f;
+    int got;
+    uint64_t iid = 0;
+    const uint8_t *s = (const uint8_t *)"";
+    size_t n = 0;
+    while ((got = NEXT(r, pr, &f, ex, "InternedString")) > 0) {
+        if (f.number == 1 && pf_scalar(r, pr, &f, "InternedString") != PC_OK)
+            return r->err->status;
+        if (f.number == 1)
+            iid = f.value;
+        if (f.number == 2) {
+            s = f.data;
+            n = f.len;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    if (pf_interned_find(t, kind, iid) != PC_NONE)
+        return PC_OK;
+    uint32_t sid = kind == PF_BUILD_ID ? pf_build_id_string(r, s, n) : pc_intern(r->p, s, n);
+    if (sid == PC_NONE || put(t, kind, iid, sid) < 0)
+        return pf_nomem(r);
+    return PC_OK;
+}
+
+/* For the Q-style string table, which serves every kind of string, the
+ * bytes are kept; build ids are converted when looked up as such. */
+static int push_pool(pf_reader *r, void *ctx, uint64_t v)
+{
+    return pf_interned_pool_push(ctx, v) < 0 ? pf_nomem(r) : PC_OK;
+}
+
+int pf_on_frame(pf_reader *r, pb_reader *pr, pf_interned *t)
+{
+    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, V, L};
+    pb_field f;
+    int got;
+    uint32_t i = pf_interned_new_frame(t);
+    if (i == PC_NONE)
+        return pf_nomem(r);
+    pf_frame_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.resolved = PC_NONE;
+    uint64_t iid = 0;
+    while ((got = NEXT(r, pr, &f, ex, "Frame")) > 0) {
+        if (f.number >= 1 && f.number <= 7 && pf_scalar(r, pr, &f, "Frame") != PC_OK)
+            return r->err->status;
+        switch (f.number) {
+        case 1: iid = f.value; break;
+        case 2: rec.name_iid = f.value; rec.has_name = 1; break;
+        case 3: rec.mapping_iid = f.value; break;
+        case 4: rec.rel_pc = f.value; break;
+        case 7: rec.kind = f.value < 7 ? (uint8_t)f.value : 0; break;
+        case 8:
+            if (f.len == 6 && memcmp(f.data, "kernel", 6) == 0)
+                rec.kind = 2;
+            else if (f.len == 3 && memcmp(f.data, "jit", 3) == 0)
+                rec.kind = 4;
+            else if (f.len == 11 && memcmp(f.data, "interpreted", 11) == 0)
+                rec.kind = 3;
+            break;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    t->frames[i] = rec;
+    return put(t, PF_FRAME, iid, i) < 0 ? pf_nomem(r) : PC_OK;
+}
+
+int pf_on_mapping(pf_reader *r, pb_reader *pr, pf_interned *t)
+{
+    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, V, V};
+    pb_field f;
+    int got;
+    pf_interned_pool_compact(t);
+    uint32_t i = pf_interned_new_mapping(t);
+    if (i == PC_NONE)
+        return pf_nomem(r);
+    uint64_t iid = 0;
+    pf_mapping_rec rec = t->mappings[i];
+    while ((got = NEXT(r, pr, &f, ex, "Mapping")) > 0) {
+        if (f.number == 7) {
+            if (pf_each_varint(r, pr, &f, push_pool, t, "Mapping.path_string_ids") != PC_OK)
+                return r->err->status;
+            continue;
+        }
+        if (f.number >= 1 && f.number <= 8 && pf_scalar(r, pr, &f, "Mapping") != PC_OK)
+            return r->err->status;
+        switch (f.number) {
+        case 1: iid = f.value; break;
+        case 2: rec.build_iid = f.value; rec.has_build = 1; break;
+        case 3: rec.start_offset = f.value; break;
+        case 4: rec.start = f.value; break;
+        case 5: rec.end = f.value; break;
+        case 6: rec.load_bias = f.value; break;
+        case 8: rec.exact_offset = f.value; break;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    rec.n_path = (uint32_t)(t->n_pool - rec.path0);
+    t->mappings[i] = rec;
+    return put(t, PF_MAPPING, iid, i) < 0 ? pf_nomem(r) : PC_OK;
+}
+
+int pf_on_callstack(pf_reader *r, pb_reader *pr, pf_interned *t)
+{
+    static const uint8_t ex[] = {ANY, V, V};
+    pb_field f;
+    int got;
+    pf_interned_pool_compact(t);
+    uint32_t i = pf_interned_new_callstack(t);
+    if (i == PC_NONE)
+        return pf_nomem(r);
+    uint64_t iid = 0;
+    while ((got = NEXT(r, pr, &f, ex, "Callstack")) > 0) {
+        if (f.number == 2) {
+            if (pf_each_varint(r, pr, &f, push_pool, t, "Callstack.frame_ids") != PC_OK)
+                return r->err->status;
+        } else if (f.number == 1) {
+            if (pf_scalar(r, pr, &f, "Callstack") != PC_OK)
+                return r->err->status;
+            iid = f.value;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    pf_callstack_rec *c = &t->callstacks[i];
+    c->n_frames = (uint32_t)(t->n_pool - c->frame0);
+    return put(t, PF_CALLSTACK, iid, i) < 0 ? pf_nomem(r) : PC_OK;
+}
+
+int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s)
+{
+    pb_field f;
+    pb_reader sub;
+    int got, st = PC_OK;
+    while (st == PC_OK && (got = pb_next(pr, &f)) > 0) {
+        int kind;
+        switch (f.number) {
+        case 5: kind = PF_FUNCTION_NAME; break;
+        case 6: kind = PF_FRAME; break;
+        case 7: kind = PF_CALLSTACK; break;
+        case 16: kind = PF_BUILD_ID; break;
+        case 17: kind = PF_MAPPING_PATH; break;
+        case 18: kind = PF_SOURCE_PATH; break;
+        case 19: kind = PF_MAPPING; break;
+        default: continue;
+        }
+        if (f.wiretype != L) {
+            pb_expect(pr, &f, L);
+            return pf_wire_fail(r, pr, "InternedData");
+        }
+        pb_reader_sub(pr, &f, &sub);
+        if (kind == PF_FRAME)
+            st = pf_on_frame(r, &sub, &s->it);
+        else if (kind == PF_CALLSTACK)
+            st = pf_on_callstack(r, &sub, &s->it);
+        else if (kind == PF_MAPPING)
+            st = pf_on_mapping(r, &sub, &s->it);
+        else
+            st = pf_on_string(r, &sub, &s->it, kind);
+    }
+    if (st != PC_OK)
+        return st;
+    return got < 0 ? pf_wire_fail(r, pr, "InternedData") : PC_OK;
+}
+
+/* ---- Resolving interned references ---- */
+
+/* A string of the kind: heapprofd's own table first (where it has one),
+ * then the interned data.  PC_NONE when undefined. */
+static uint32_t lookup_string(pf_reader *r, pf_seq *s, int kind, uint64_t iid)
+{
+    uint32_t sid = pf_interned_find(&s->local, PF_STRING, iid);
+    if (sid != PC_NONE) {
+        if (kind == PF_BUILD_ID) {
+            /* Copy: interning may move the bytes. */
+            size_t n = pc_str_len(&r->p->str, sid);
+            uint8_t buf[64];
+            if (n > sizeof buf)
+                n = sizeof buf;
+            memcpy(buf, pc_str(&r->p->str, sid), n);
+            return pf_build_id_string(r, buf, n);
+        }
+        return sid;
+    }
+    return pf_interned_find(&s->it, kind, iid);
+}
+
+static uint64_t map_hash(uint32_t name, uint32_t build, const pf_mapping_rec *m)
+{
+    uint64_t h = pc_mix64((uint64_t)name << 32 | build);
+    h = pc_mix64(h ^ m->start);
+    h = pc_mix64(h ^ m->end);
+    h = pc_mix64(h ^ m->exact_offset ^ (m->load_bias << 1) ^ (m->start_offset << 2));
+    return h;
+}
+
+/* The reader's mapping for an interned one: named "/" + the path
+ * components joined by "/" (a missing component ends the name), with a
+ * leading "//" made "/", as trace_processor names them. */
+static uint32_t mapping_of(pf_reader *r, pf_seq *s, uint64_t iid)
+{
+    pf_interned *t = &s->local;
+    uint32_t i = pf_interned_find(t, PF_MAPPING, iid);
+    if (i == PC_NONE) {
+        t = &s->it;
+        i = pf_interned_find(t, PF_MAPPING, iid);
+    }
+    if (i == PC_NONE)
+        return PC_NONE;
+    pf_mapping_rec *m = &t->mappings[i];
+    if (m->resolved != PC_NONE)
+        return m->resolved;
+
+    pc_profile *p = r->p;
+    size_t len = 0, cap = 256;
+    char *name = malloc(cap);
+    if (!name) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    for (uint32_t k = 0; k < m->n_path; k++) {
+        uint32_t c = lookup_string(r, s, PF_MAPPING_PATH, t->pool[m->path0 + k]);
+        if (c == PC_NONE)
+            break;
+        size_t n = pc_str_len(&p->str, c);
+        if (len + n + 2 > cap) {
+            while (len + n + 2 > cap)
+                cap *= 2;
+            char *x = realloc(name, cap);
+            if (!x) {
+                free(name);
+                p->oom = 1;
+                return PC_NONE;
+            }
+            name = x;
+        }
+        name[len++] = '/';
+        memcpy(name + len, pc_str(&p->str, c), n);
+        len += n;
+    }
+    size_t skip = len >= 2 && name[0] == '/' && name[1] == '/';
+    uint32_t nsid = pc_intern(p, name + skip, len - skip);
+    free(name);
+    uint32_t bsid = PC_NONE;
+    if (m->has_build && m->build_iid)
+        bsid = lookup_string(r, s, PF_BUILD_ID, m->build_iid);
+    if (nsid == PC_NONE || p->oom)
+        return PC_NONE;
+
+    pc_probe pr;
+    if (pc_htab_reserve(&r->map.idx, r->map.n + 1) < 0) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    pc_probe_start(&r->map.idx, map_hash(nsid, bsid, m), &pr);
+    for (uint32_t id; (id = pc_probe_next(&r->map.idx, &pr)) != PC_NONE;)
+        if (r->map.name[id] == nsid && r->map.build[id] == bsid &&
+            r->map.start[id] == m->start && r->map.end[id] == m->end &&
+            r->map.exact_offset[id] == m->exact_offset &&
+            r->map.load_bias[id] == m->load_bias &&
+            r->map.start_offset[id] == m->start_offset)
+            return m->resolved = id;
+    struct pc_col cols[] = {PC_COL(r->map.name), PC_COL(r->map.build), PC_COL(r->map.res),
+                            PC_COL(r->map.start), PC_COL(r->map.end),
+                            PC_COL(r->map.start_offset), PC_COL(r->map.load_bias),
+                            PC_COL(r->map.exact_offset)};
+    if (r->map.n >= PC_NONE - 1 || pc_grow_cols(&r->map.cap, r->map.n + 1, cols, 8) < 0) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    uint32_t id = (uint32_t)r->map.n++;
+    r->map.name[id] = nsid;
+    r->map.build[id] = bsid;
+    r->map.res[id] = pc_resource(p, nsid);
+    if (r->map.res[id] != PC_NONE && bsid != PC_NONE && pc_str_len(&p->str, bsid))
+        p->res.build[r->map.res[id]] = bsid;
+    r->map.start[id] = m->start;
+    r->map.end[id] = m->end;
+    r->map.start_offset[id] = m->start_offset;
+    r->map.load_bias[id] = m->load_bias;
+    r->map.exact_offset[id] = m->exact_offset;
+    pc_htab_insert(&r->map.idx, &pr, id);
+    return m->resolved = id;
+}
+
+/* The profile frame for an interned frame; frames are shared across
+ * sequences by (mapping, rel_pc, name, kind).  The name is part of the
+ * key because JIT caches reuse addresses for other methods. */
+static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid)
+{
+    pf_interned *t = &s->local;
+    uint32_t i = pf_interned_find(t, PF_FRAME, iid);
+    if (i == PC_NONE) {
+        t = &s->it;
+        i = pf_interned_find(t, PF_FRAME, iid);
+    }
+    if (i == PC_NONE)
+        return PC_NONE;
+    pf_frame_rec *fr = &t->frames[i];
+    if (fr->resolved != PC_NONE)
+        return fr->resolved;
+    uint32_t map = PC_NONE, name = PC_NONE;
+    /* mapping_id 0 marks a frame known by name only. */
+    if (fr->mapping_iid && (map = mapping_of(r, s, fr->mapping_iid)) == PC_NONE)
+        return PC_NONE;
+    if (fr->has_name && fr->name_iid) {
+        name = lookup_string(r, s, PF_FUNCTION_NAME, fr->name_iid);
+        if (name == PC_NONE)
+            return PC_NONE;
+        if (pc_str_len(&r->p->str, name) == 0)
+            name = PC_NONE;
+    }
+    pc_profile *p = r->p;
+    uint64_t h = pc_mix64((uint64_t)map << 32 | name);
+    h = pc_mix64(h ^ fr->rel_pc ^ (uint64_t)fr->kind << 56);
+    pc_probe pr;
+    if (pc_htab_reserve(&r->fr.idx, r->fr.n + 1) < 0) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    pc_probe_start(&r->fr.idx, h, &pr);
+    for (uint32_t id; (id = pc_probe_next(&r->fr.idx, &pr)) != PC_NONE;)
+        if (r->fr.map[id] == map && r->fr.name[id] == name &&
+            r->fr.kind[id] == fr->kind && p->frame.addr[id] == fr->rel_pc)
+            return fr->resolved = id;
+    struct pc_col cols[] = {PC_COL(r->fr.map), PC_COL(r->fr.name), PC_COL(r->fr.kind)};
+    if (pc_grow_cols(&r->fr.cap, r->fr.n + 1, cols, 3) < 0) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    /* Named and categorised at the end, in pf_resolve_names. */
+    uint32_t id = pc_add_frame(p, PC_NONE, fr->rel_pc, PC_CAT_USER, PC_EXEC_NATIVE);
+    if (id == PC_NONE)
+        return PC_NONE;
+    r->fr.n++;
+    r->fr.map[id] = map;
+    r->fr.name[id] = name;
+    r->fr.kind[id] = fr->kind;
+    pc_htab_insert(&r->fr.idx, &pr, id);
+    return fr->resolved = id;
+}
+
+/* A synthetic frame named name (an unwinding error). */
+uint32_t pf_named_frame(pf_reader *r, const char *name)
+{
+    pc_profile *p = r->p;
+    uint32_t sid = pc_intern_cstr(p, name);
+    for (size_t id = 0; id < r->fr.n; id++)
+        if (r->fr.map[id] == PC_NONE && r->fr.name[id] == sid && r->fr.kind[id] == 0xff)
+            return (uint32_t)id;
+    struct pc_col cols[] = {PC_COL(r->fr.map), PC_COL(r->fr.name), PC_COL(r->fr.kind)};
+    if (sid == PC_NONE || pc_grow_cols(&r->fr.cap, r->fr.n + 1, cols, 3) < 0) {
+        p->oom = 1;
+        return PC_NONE;
+    }
+    uint32_t id = pc_add_frame(p, PC_NONE, 0, PC_CAT_OTHER, PC_EXEC_NATIVE);
+    if (id == PC_NONE)
+        return PC_NONE;
+    r->fr.n++;
+    r->fr.map[id] = PC_NONE;
+    r->fr.name[id] = sid;
+    r->fr.kind[id] = 0xff;
+    /* Not in the index: unwinding errors are few. */
+    return id;
+}
+
+/* Resolves a callstack to a profile stack in *out (PC_NONE for an empty
+ * one), under root when that is not PC_NONE.  Returns 0, or -1 when the
+ * callstack or one of its frames is not defined. */
+int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out)
+{
+    pf_interned *t = &s->local;
+    uint32_t i = pf_interned_find(t, PF_CALLSTACK, iid);
+    if (i == PC_NONE) {
+        t = &s->it;
+        i = pf_interned_find(t, PF_CALLSTACK, iid);
+    }
+    if (i == PC_NONE)
+        return -1;
+    pf_callstack_rec *c = &t->callstacks[i];
+    if (c->done && root == PC_NONE) {
+        *out = c->resolved;
+        return 0;
+    }
+    uint32_t stack = root == PC_NONE ? PC_NONE : pc_stack(r->p, PC_NONE, root);
+    if (c->done) {
+        /* The frame iids are gone: the resolved stack has the frames. */
+        size_t n = 0;
+        for (uint32_t st = c->resolved; st != PC_NONE; st = r->p->stack.prefix[st]) {
+            if (n == r->chain_cap) {
+                size_t cap = r->chain_cap ? r->chain_cap * 2 : 64;
+                uint32_t *nc = realloc(r->chain, cap * sizeof *nc);
+                if (!nc) {
+                    r->p->oom = 1;
+                    return -1;
+                }
+                r->chain = nc;
+                r->chain_cap = cap;
+            }
+            r->chain[n++] = r->p->stack.frame[st];
+        }
+        while (n-- > 0)
+            stack = pc_stack(r->p, stack, r->chain[n]);
+        if (r->p->oom)
+            return -1;
+        *out = stack;
+        return 0;
+    }
+    for (uint32_t k = (uint32_t)pc_depth_cut(r->p, c->n_frames); k < c->n_frames; k++) {
+        uint32_t f = frame_of(r, s, t->pool[c->frame0 + k]);
+        if (f == PC_NONE)
+            return -1;
+        stack = pc_stack(r->p, stack, f);
+    }
+    if (r->p->oom)
+        return -1;
+    if (root == PC_NONE)
+        pf_interned_callstack_done(t, i, stack);
+    *out = stack;
+    return 0;
+}
+
+/* The first (root) frame's name of a callstack, or PC_NONE. */
+uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack)
+{
+    (void)s;
+    if (stack == PC_NONE)
+        return PC_NONE;
+    while (r->p->stack.prefix[stack] != PC_NONE)
+        stack = r->p->stack.prefix[stack];
+    return r->fr.name[r->p->stack.frame[stack]];
+}
