@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,36 +207,44 @@ static int init_codec(pc_sink *s, int level)
 }
 
 /* The temporary files being written, for pc_remove_partial_outputs(),
- * which a signal handler may call at any moment: each slot's path is
- * complete before the slot is marked in use. */
-#define PARTIAL_SLOTS 8
+ * which a signal handler may call at any moment, while other threads open
+ * and finish outputs of their own.  A slot is claimed by one thread alone
+ * (compare-and-swap from FREE), filled, and only then marked READY, the
+ * one state the handler acts on; lock-free atomics are safe in a handler,
+ * where a mutex is not.  Outputs beyond the slots are written all the
+ * same, without the clean-up. */
+#define PARTIAL_SLOTS 64
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
 static char partial_path[PARTIAL_SLOTS][4096];
-static volatile sig_atomic_t partial_used[PARTIAL_SLOTS];
+static atomic_int partial_state[PARTIAL_SLOTS];
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the signal handler needs lock-free atomics");
 
 static int partial_add(const char *tmp)
 {
     size_t n = strlen(tmp);
     if (n >= sizeof partial_path[0])
         return -1;
-    for (int i = 0; i < PARTIAL_SLOTS; i++)
-        if (!partial_used[i]) {
+    for (int i = 0; i < PARTIAL_SLOTS; i++) {
+        int expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&partial_state[i], &expect, SLOT_FILLING)) {
             memcpy(partial_path[i], tmp, n + 1);
-            partial_used[i] = 1;
+            atomic_store(&partial_state[i], SLOT_READY);
             return i;
         }
+    }
     return -1;
 }
 
 static void partial_drop(int slot)
 {
     if (slot >= 0)
-        partial_used[slot] = 0;
+        atomic_store(&partial_state[slot], SLOT_FREE);
 }
 
 void pc_remove_partial_outputs(void)
 {
     for (int i = 0; i < PARTIAL_SLOTS; i++)
-        if (partial_used[i])
+        if (atomic_load(&partial_state[i]) == SLOT_READY)
             unlink(partial_path[i]);
 }
 
