@@ -132,6 +132,19 @@ uint32_t find_thread(const pc_profile *p, int64_t tid)
     return PC_NONE;
 }
 
+uint32_t thread_of(const pc_profile *p, int64_t pid, int64_t tid)
+{
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.pid[t] == pid && p->thread.tid[t] == tid)
+            return (uint32_t)t;
+    return PC_NONE;
+}
+
+const char *str_of(const pc_profile *p, uint32_t id)
+{
+    return id == PC_NONE ? "(none)" : pc_str(&p->str, id);
+}
+
 size_t thread_samples(const pc_profile *p, uint32_t t)
 {
     return p->sample.first[t + 1] - p->sample.first[t];

@@ -35,6 +35,8 @@ pc_profile *convert_input(const char *base, const pc_options *o);
 int convert_input_status(const char *base, const pc_options *o, pc_error *err);
 
 uint32_t find_thread(const pc_profile *p, int64_t tid);
+/* The thread of pid and tid, or PC_NONE. */
+uint32_t thread_of(const pc_profile *p, int64_t pid, int64_t tid);
 size_t thread_samples(const pc_profile *p, uint32_t t);
 
 /* These return text in one of a few rotating static buffers. */
@@ -42,6 +44,9 @@ size_t thread_samples(const pc_profile *p, uint32_t t);
 const char *thread_times_us(const pc_profile *p, uint32_t t);
 /* Function names of a stack, root first, joined by ';'. */
 const char *stack_text(const pc_profile *p, uint32_t stack);
+
+/* The text of string id, "(none)" for PC_NONE. */
+const char *str_of(const pc_profile *p, uint32_t id);
 
 /* Category of the first frame whose function is named name, or -1. */
 int frame_category(const pc_profile *p, const char *name);

@@ -1,0 +1,343 @@
+/* The Perfetto reader against trace_processor's diff tests of samples,
+ * counters, stacks and symbols (../shared/corpus/perfetto/difftests): every
+ * diff test that has a trace and no heap profile, against the figures of its
+ * expected output.  The table maps each diff test to its check or to the
+ * reason it cannot apply; test_perfetto_heap_difftests.c holds the heap
+ * profiles' table.  Expected values are always read from the corpus files,
+ * never written here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonmini.h"
+#include "pf_corpus.h"
+#include "t.h"
+#include "test_util.h"
+
+/* Each expected name (column col) is the name of a frame the samples or
+ * heap rows reach; each obfuscated name (column old, if given) is not. */
+static void names_present(const dt *c, const char *col, const char *old)
+{
+    T_CHECK(c->want.rows > 0);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        const char *name = csv_get(&c->want, r, col);
+        if (name && count_frames(c->p, name, -1) == 0)
+            t_fail(__FILE__, __LINE__, "no frame named \"%s\"", name);
+        const char *o = old ? csv_get(&c->want, r, old) : NULL;
+        if (o && count_frames(c->p, o, -1) != 0)
+            t_fail(__FILE__, __LINE__, "frame \"%s\" kept its obfuscated name", o);
+    }
+}
+
+static void ck_deobfuscated(const dt *c)
+{
+    names_present(c, "deobfuscated_name", "name");
+}
+
+/* R8 inline positions: the rows list each obfuscated frame's chain leaf
+ * first, ending with the outer (not inlined) method; each chain is one
+ * run of frames in some stack. */
+static void ck_inline_positions(const dt *c)
+{
+    char *stacks = all_stacks(c->p);
+    char chain[1024] = "";
+    T_CHECK(c->want.rows > 0);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        char tmp[2048];
+        const char *name = csv_get(&c->want, r, "deobfuscated_name");
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s%s%s", name ? name : "", chain[0] ? ";" : "",
+                             chain) >= sizeof chain) {
+            t_fail(__FILE__, __LINE__, "chain too long");
+            break;
+        }
+        memcpy(chain, tmp, strlen(tmp) + 1);
+        if (csv_int(&c->want, r, "inlined") == 0) {
+            if (!strstr(stacks, chain))
+                t_fail(__FILE__, __LINE__, "no stack holds the chain %s", chain);
+            chain[0] = 0;
+        }
+    }
+    free(stacks);
+}
+
+/* Frames of an interpreter stack by depth from the root: name, mapping
+ * and category. */
+static void ck_annotations(const dt *c)
+{
+    const pc_profile *p = c->p;
+    T_CHECK(c->want.rows > 0);
+    T_EQ_INT(p->sample.n, 1);
+    if (p->sample.n != 1)
+        return;
+    uint32_t chain[64];
+    size_t depth = 0;
+    for (uint32_t s = p->sample.stack[0]; s != PC_NONE && depth < 64; s = p->stack.prefix[s])
+        chain[depth++] = s;
+    T_EQ_INT(depth, c->want.rows);
+    {
+        for (size_t r = 0; r < c->want.rows && r < depth; r++) {
+            uint32_t f = p->stack.frame[chain[depth - 1 - r]];
+            T_EQ_STR(frame_name(p, f), csv_get(&c->want, r, "frame_name"));
+            T_EQ_STR(frame_module(p, f), csv_get(&c->want, r, "map_name"));
+            /* The interpreted managed frame is Java; ART's own are native. */
+            const char *a = csv_get(&c->want, r, "annotation");
+            if (a && strcmp(a, "interp") == 0)
+                T_EQ_INT(p->frame.cat[f], PC_CAT_DEX);
+            else
+                T_EQ_INT(p->frame.cat[f], PC_CAT_NATIVE);
+        }
+    }
+}
+
+/* Samples skipped by the profiler are reported, not kept. */
+static void ck_counter_only_excluded(const dt *c)
+{
+    T_EQ_INT(c->p->sample.n, csv_int(&c->want, 0, "profiling_samples"));
+    char want[64];
+    snprintf(want, sizeof want, "%lld perf samples were skipped",
+             csv_int(&c->want, 0, "perf_samples"));
+    T_CONTAINS(c->log, want);
+}
+
+/* Of two sessions, the one with callstacks: one sample at its time. */
+static void ck_timebase_filter(const dt *c)
+{
+    const pc_profile *p = c->p;
+    size_t stacked = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.stack[i] != PC_NONE) {
+            stacked++;
+            T_EQ_INT(p->sample.time[i], csv_int(&c->want, 0, "profiling_ts"));
+        }
+    T_EQ_INT(stacked, csv_int(&c->want, 0, "profiling_samples"));
+    /* One session per timebase: different events. */
+    T_EQ_INT(p->event.n, csv_int(&c->want, 0, "ns_sessions") +
+                                   csv_int(&c->want, 0, "count_sessions"));
+}
+
+/* A skipped counter-only sample: not a sample here, but reported. */
+static void ck_counter_only(const dt *c)
+{
+    T_EQ_INT(c->p->sample.n, csv_int(&c->want, 0, "stack_sample_count"));
+    T_CONTAINS(c->log, "1 perf samples were skipped");
+}
+
+/* The sample's time and timebase weight (the first row is the timebase;
+ * follower counters are not converted). */
+static void ck_timebase_value(const dt *c, const char *ts_col, const char *value_col)
+{
+    const pc_profile *p = c->p;
+    size_t at = 0, n = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (!ts_col || p->sample.time[i] == (uint64_t)csv_int(&c->want, 0, ts_col)) {
+            at = i;
+            n++;
+        }
+    T_EQ_INT(n, 1);
+    if (n == 1) {
+        const char *v = csv_get(&c->want, 0, value_col);
+        T_EQ_INT(p->sample.weight[at], v ? (long long)strtod(v, NULL) : -1);
+    }
+}
+
+/* The counted sample weighs its count; the next, without one, weighs
+ * the nominal period (1 ms at 1000 Hz) instead of appearing in the
+ * counter table. */
+static void ck_timebase_count(const dt *c)
+{
+    ck_timebase_value(c, "ts", "value");
+    T_EQ_INT(c->p->sample.n, 2);
+    if (c->p->sample.n == 2)
+        T_EQ_INT(c->p->sample.weight[1], 1000000);
+}
+
+static void ck_counter_set(const dt *c)
+{
+    T_EQ_INT(c->p->sample.n, 1);
+    ck_timebase_value(c, NULL, "value");
+}
+
+static void ck_followers(const dt *c)
+{
+    T_EQ_INT(csv_int(&c->want, 0, "is_timebase"), 1);
+    T_EQ_INT(c->p->sample.n, 1);
+    if (c->p->sample.n)
+        T_EQ_INT(c->p->sample.cpu[0], csv_int(&c->want, 0, "cpu"));
+    ck_timebase_value(c, "ts", "value");
+}
+
+static void ck_counters_view(const dt *c)
+{
+    ck_timebase_value(c, "ts", "counter_value");
+    T_EQ_INT(c->p->sample.n, 1);
+    if (c->p->sample.n == 1)
+        T_EQ_STR(str_of(c->p, c->p->event.name[c->p->sample.event[0]]),
+                 csv_get(&c->want, 0, "counter_name"));
+}
+
+/* unknown-name frames: named ones keep their name, the others are
+ * named from their mapping and rel_pc. */
+static void ck_unknown_frame_name(const dt *c)
+{
+    size_t named = 0;
+    for (size_t r = 0; r < c->want.rows; r++) {
+        const char *n = csv_get(&c->want, r, "name");
+        if (strcmp(n, "unknown") == 0)
+            continue;
+        named++;
+        T_EQ_INT(count_frames(c->p, n, -1), 1);
+    }
+    T_EQ_INT(named + 1, c->want.rows);
+    T_EQ_INT(count_frames(c->p, "libc.so+0x7b", 123), 1);
+}
+
+static void ck_unsymbolized_metric(const dt *c)
+{
+    char path[600];
+    dt_path(c, "expected.textproto", path, sizeof path);
+    char *text = read_text(path);
+    char module[256] = "", build[256] = "";
+    size_t frames = 0;
+    for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        long long pc;
+        if (sscanf(line, " module: \"%255[^\"]\"", module) == 1)
+            continue;
+        if (sscanf(line, " build_id: \"%255[^\"]\"", build) == 1)
+            continue;
+        if (sscanf(line, " address: %lld", &pc) == 1) {
+            frame_at(c->p, module, build, pc);
+            frames++;
+        }
+    }
+    T_CHECK(frames > 0);
+    free(text);
+}
+
+static void ck_candidates_perf(const dt *c)
+{
+    dt_candidates(c, 1);
+}
+
+/* The symbolizer's "no build id" stat counts the modules without one;
+ * every module is named by its full path. */
+static void ck_no_build_id(const dt *c)
+{
+    uint8_t *used = frames_used(c->p);
+    uint8_t *seen = calloc(c->p->res.n + 1, 1);
+    size_t modules = 0, without = 0;
+    for (size_t f = 0; f < c->p->frame.n; f++) {
+        uint32_t res = c->p->func.res[c->p->frame.func[f]];
+        if (!used[f] || res == PC_NONE || seen[res])
+            continue;
+        seen[res] = 1;
+        modules++;
+        without += c->p->res.build[res] == PC_NONE;
+        T_CHECK(frame_module(c->p, (uint32_t)f)[0] == '/');
+    }
+    T_EQ_INT(without, csv_int(&c->want, 0, "value"));
+    T_CHECK(modules > without);
+    free(seen);
+    free(used);
+}
+
+#define STACK_SAMPLE                                                       \
+    "StackSample packets (the newer generic sampler, left for later in formats/perfetto.md) " \
+    "are not converted"
+
+const dt_case dt_sample_cases[] = {
+    {"metrics/profiling/ProfilingMetrics.java_heap_class_stats_no_heap_graph", NULL,
+     "a Java heap graph metric; the trace has no heap graph and the expected metric is empty"},
+    {"metrics/profiling/ProfilingMetrics.unsymbolized_frames", ck_unsymbolized_metric, NULL},
+    {"parser/profiling/Deobfuscation.profile_deobfuscation_default_package", ck_deobfuscated,
+     NULL},
+    {"parser/profiling/Profiling.annotations_switch_interpreter", ck_annotations, NULL},
+    {"parser/profiling/Profiling.cpu_profiling_samples_counter_only_excluded",
+     ck_counter_only_excluded, NULL},
+    {"parser/profiling/Profiling.cpu_profiling_samples_timebase_filter", ck_timebase_filter,
+     NULL},
+    {"parser/profiling/Profiling.frame_types", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.perf_sample_counter_only", ck_counter_only, NULL},
+    {"parser/profiling/Profiling.perf_sample_counter_set", ck_counter_set,
+     "follower counters are not converted"},
+    {"parser/profiling/Profiling.perf_sample_followers", ck_followers,
+     "follower counters are not converted"},
+    {"parser/profiling/Profiling.perf_sample_timebase_count", ck_timebase_count, NULL},
+    {"parser/profiling/Profiling.stack_sample", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_async", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_contexts", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_cpu_profiling_samples", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_followers", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_inline_callstack", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_interned_callstack", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample_session_source", NULL, STACK_SAMPLE},
+    {"parser/profiling/ProfilingLlvmSymbolizer.no_build_id", ck_no_build_id, NULL},
+    {"parser/profiling/r8_retrace_compat/R8RetraceCompat.horizontal_class_merging",
+     ck_deobfuscated, NULL},
+    {"parser/profiling/r8_retrace_compat/R8RetraceCompat.inline_positions",
+     ck_inline_positions,
+     "each distinct chain is checked; trace_processor lists fewer rows for one frame"},
+    {"parser/profiling/r8_retrace_compat/R8RetraceCompat.method_overload", ck_deobfuscated,
+     NULL},
+    {"parser/profiling/r8_retrace_compat/R8RetraceCompat.removed_argument", ck_deobfuscated,
+     NULL},
+    {"parser/profiling/r8_retrace_compat/R8RetraceCompat.staticized_method", ck_deobfuscated,
+     NULL},
+    {"parser/profiling/r8_retrace_compat/R8RetraceCompat.vertical_class_merging",
+     ck_deobfuscated, NULL},
+    {"parser/track_event/TrackEvent.streaming_profile_timestamp_delta_overflow", NULL,
+     "its Chrome packets carry no callstacks, so there is no sample to check; the expected "
+     "figures are slices and error stats"},
+    {"parser/track_event/TrackEvent.track_event_callstack_weights", NULL,
+     "TrackEvent callstacks belong to slices, not samples"},
+    {"parser/track_event/TrackEvent.track_event_callstacks", NULL,
+     "TrackEvent callstacks belong to slices, not samples"},
+    {"stdlib/linux/LinuxTests.perf_sample_with_counters_view", ck_counters_view,
+     "follower counters are not converted"},
+    {"stdlib/stacks/Stacks.stack_profile_unknown_frame_name", ck_unknown_frame_name,
+     "an unnamed frame is \"libc.so+0x7b\" here, \"unknown\" in trace_processor"},
+    {"stdlib/stacks/Stacks.symbolization_candidates_perf_profile", ck_candidates_perf, NULL},
+};
+const size_t dt_sample_count = sizeof dt_sample_cases / sizeof dt_sample_cases[0];
+
+TEST(perfetto_corpus_difftests)
+{
+    const char *shared = t_shared();
+    if (!shared) {
+        t_case("perfetto difftests");
+        t_skip("../shared is absent: the Perfetto diff tests are not run");
+        return;
+    }
+    dt_run(dt_sample_cases, dt_sample_count);
+    /* Every diff test with a trace is in one of the tables. */
+    t_case("perfetto difftests all listed");
+    char manifest[600];
+    snprintf(manifest, sizeof manifest, "%s/corpus/perfetto/difftests/manifest.json", shared);
+    char *json = read_text(manifest);
+    char err[256];
+    jv *root = json ? j_parse(json, strlen(json), err, sizeof err) : NULL;
+    size_t with_trace = 0;
+    for (size_t i = 0; root && i < j_len(root); i++) {
+        const jv *e = j_at(root, i);
+        if (!j_get(e, "trace_textproto"))
+            continue;
+        with_trace++;
+        int listed = 0;
+        for (size_t k = 0; k < dt_sample_count; k++)
+            listed |= strcmp(dt_sample_cases[k].dir, j_str(j_get(e, "dir"))) == 0;
+        for (size_t k = 0; k < dt_heap_count; k++)
+            listed |= strcmp(dt_heap_cases[k].dir, j_str(j_get(e, "dir"))) == 0;
+        if (!listed)
+            t_fail(__FILE__, __LINE__, "diff test %s is not in the table",
+                   j_str(j_get(e, "dir")));
+    }
+    T_EQ_INT(with_trace, dt_sample_count + dt_heap_count);
+    size_t checked = 0, skipped = 0;
+    for (size_t k = 0; k < dt_sample_count; k++)
+        dt_sample_cases[k].check ? checked++ : skipped++;
+    for (size_t k = 0; k < dt_heap_count; k++)
+        dt_heap_cases[k].check ? checked++ : skipped++;
+    printf("  note Perfetto diff tests with a trace: %zu checked, %zu skipped\n", checked,
+           skipped);
+    j_free(root);
+    free(json);
+}
