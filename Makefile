@@ -53,9 +53,12 @@ BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/skim
 
 all: $(BUILD)/profconv
 
-$(BUILD)/src/%.o: src/%.c
+# The library's own functions are hidden (include/profconv.h makes its
+# declarations visible), so that the archive's one object exports the
+# public API alone; tests and tools link the objects themselves.
+$(BUILD)/src/%.o: src/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -70,19 +73,21 @@ $(BUILD)/bench/%.o: bench/%.c
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(TEST_INC) -c -o $@ $<
 
 $(BUILD)/libprofconv.a: $(LIB_OBJ)
-	rm -f $@
-	ar rcs $@ $^
+	rm -f $@ $(BUILD)/libprofconv.o
+	$(LD) -r -o $(BUILD)/libprofconv.o $^
+	objcopy --localize-hidden $(BUILD)/libprofconv.o
+	ar rcs $@ $(BUILD)/libprofconv.o
 
 $(BUILD)/profconv: $(CLI_OBJ) $(BUILD)/libprofconv.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/run-tests: $(TEST_OBJ) $(BUILD)/libprofconv.a
+$(BUILD)/run-tests: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/support/sp_encode.o $(BUILD)/libprofconv.a
+$(BUILD)/gen-simpleperf: $(BUILD)/bench/gen_simpleperf.o $(BUILD)/tests/support/sp_encode.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/support/pf_encode.o $(BUILD)/libprofconv.a
+$(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/support/pf_encode.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 # speedscope's published schema (npm package speedscope) validates the
@@ -91,7 +96,7 @@ check: $(BUILD)/profconv $(BUILD)/run-tests
 	@bash tests/tools/get-speedscope-schema.sh
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests $(T)
 
-$(BUILD)/skim: $(BUILD)/bench/skim.o $(BUILD)/libprofconv.a
+$(BUILD)/skim: $(BUILD)/bench/skim.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 example: $(BUILD)/profconv $(BUILD)/gen-simpleperf

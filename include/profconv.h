@@ -25,6 +25,10 @@
 extern "C" {
 #endif
 
+/* What this header declares is the library's interface, and all that its
+ * archive exports; everything else in it is hidden. */
+#pragma GCC visibility push(default)
+
 #define PROFCONV_VERSION "0.1.0"
 
 enum pc_status {
@@ -348,6 +352,8 @@ void pc_remove_partial_outputs(void);
  * pc_write(). */
 int pc_write_memory(const pc_profile *p, const pc_write_options *o,
                     unsigned char **data, size_t *size, pc_error *err);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

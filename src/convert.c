@@ -8,9 +8,7 @@
 #include "convert.h"
 #include "base/error.h"
 #include "model/model.h"
-#include "read/perfetto/perfetto.h"
-#include "read/perfscript/perfscript.h"
-#include "read/simpleperf/simpleperf.h"
+#include "read/read.h"
 #include "io/source.h"
 #include "transform/transform.h"
 #include "write/write.h"
@@ -37,52 +35,23 @@ static void tell_progress(void *ctx, uint64_t done, uint64_t total)
     b->o->progress(b->o->progress_ctx, &pr);
 }
 
-static int read_format(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err);
 
 static int read_any(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
 {
     progress_bridge b = {o, p};
     if (o->progress)
         src_set_progress(in, tell_progress, &b);
-    int st = read_format(in, p, o, err);
+    int st = pc_read_input(in, p, o, err);
     if (st == PC_OK)
         src_report_end(in);
     src_set_progress(in, NULL, NULL);
     return st;
 }
 
-static int read_format(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
-{
-    int got = src_need(in, SP_MAGIC_LEN, err);
-    if (got < 0)
-        return -got;
-    if (src_avail(in) == 0)
-        return src_fail_at(in, err, 0, "the input is empty");
-    if (sp_detect(src_ptr(in), src_avail(in)))
-        return pc_read_simpleperf(in, p, o, err);
-    /* Text first: a perf script file starting with a blank line would
-     * pass for a Perfetto packet tag. */
-    got = src_need(in, PS_DETECT_LEN, err);
-    if (got < 0)
-        return -got;
-    if (ps_detect(src_ptr(in), src_avail(in)))
-        return pc_read_perfscript(in, p, o, err);
-    if (pf_detect(src_ptr(in), src_avail(in)))
-        return pc_read_perfetto(in, p, o, err);
-    return src_fail_at(in, err, 0, "unknown input format (expected a simpleperf "
-                                   "report-sample file, which starts with "
-                                   "SIMPLEPERF, a Perfetto trace or the text of "
-                                   "perf script)");
-}
-
-/* simpleperf's report scripts drop short gaps by default; other inputs
- * keep every sample unless asked. */
+/* The options', or else what the input's reader said its tools do. */
 static int gaps_of(const pc_profile *p, const pc_options *o)
 {
-    if (o->remove_gaps >= 0)
-        return o->remove_gaps;
-    return p->meta.source != PC_NONE &&
-           strcmp(pc_str(&p->str, p->meta.source), "simpleperf") == 0 ? 3 : 0;
+    return o->remove_gaps >= 0 ? o->remove_gaps : p->meta.default_gaps;
 }
 
 /* A thread and its sample count, to list the busiest first (then by
@@ -242,8 +211,10 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     p->depth.max = o->max_depth;
     int st = read_any(in, p, o, err);
-    if (st == PC_OK)
+    if (st == PC_OK) {
         pc_note_extent(p);
+        pc_name_unnamed_threads(p);
+    }
     if (st == PC_OK && p->depth.cut)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " callstacks deeper than %zu frames keep only "
                "their %zu innermost frames (the deepest has %zu; options.max_depth sets the limit)",

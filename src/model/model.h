@@ -209,6 +209,9 @@ struct pc_profile {
         int has_wall;
         uint64_t wall_ns, wall_at;
         uint32_t source;      /* e.g. "simpleperf" */
+        /* Runs of incomplete stacks dropped when the options leave it to
+         * the input (remove_gaps -1): what the input's own tools do. */
+        int default_gaps;
         /* What the input holds besides the samples and heap dumps it
          * gave, and where those come from: for the message of a
          * conversion with nothing to show (PC_NONE: nothing to say). */

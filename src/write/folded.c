@@ -196,13 +196,8 @@ static void render(const pc_profile *p, const pc_write_options *o, const fold *f
     if (!heap && (o->folded_prefix & PC_FOLDED_THREAD)) {
         if (t->len)
             put(t, ";", 1);
-        if (p->thread.name[th] != PC_NONE)
-            put_name(t, pc_str(&p->str, p->thread.name[th]));
-        else {
-            char tid[32];
-            snprintf(tid, sizeof tid, "thread %" PRId64, p->thread.tid[th]);
-            put(t, tid, strlen(tid));
-        }
+        /* Every thread is named once read (pc_name_unnamed_threads). */
+        put_name(t, pc_str(&p->str, p->thread.name[th]));
     }
     size_t n = 0;
     for (uint32_t s = f->stack[i]; s != PC_NONE; s = fs->prefix[s])

@@ -42,14 +42,13 @@ static int stream(pf_reader *r)
         if (st != PC_EINPUT || !r->o->keep_going)
             return st;
         if (r->in_packet) {
-            if (!r->skipped++)
-                r->first_skip = *r->err;
+            pc_skips_add(&r->skipped, r->err);
             r->in_packet = 0;
             src_skip(r->in, r->packet_len);
             continue;
         }
-        r->stop = *r->err;
-        r->stopped = 1;
+        r->stop.why = *r->err;
+        r->stop.stopped = 1;
         return PC_OK;
     }
 }
@@ -131,7 +130,7 @@ static void reader_free(pf_reader *r)
     free(r->fr.name);
     free(r->fr.kind);
     pc_htab_free(&r->fr.idx);
-    pc_htab_free(&r->thread_idx);
+    pc_thread_index_free(&r->threads);
     free(r->tname.id);
     free(r->tname.pid);
     free(r->tname.name);
@@ -183,12 +182,8 @@ static void report(pf_reader *r)
 {
     const pf_stats *st = &r->st;
     const pc_options *o = r->o;
-    if (r->skipped)
-        pc_log(o, PC_LOG_WARN, "%zu damaged packets skipped (the first: %s)", r->skipped,
-               r->first_skip.message);
-    if (r->stopped)
-        pc_log(o, PC_LOG_WARN, "reading stopped early, %zu packets in: %s", r->packet_index,
-               r->stop.message);
+    pc_skips_report(&r->skipped, o, "damaged packets skipped");
+    pc_stop_report(&r->stop, o, r->packet_index, "packets");
     if (st->records_lost)
         pc_log(o, PC_LOG_WARN, "traced_perf lost %" PRIu64 " kernel records (samples "
                "the kernel buffer could not hold)", st->records_lost);

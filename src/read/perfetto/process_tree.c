@@ -11,20 +11,7 @@
 
 uint32_t pf_thread_of(pf_reader *r, int64_t pid, int64_t tid)
 {
-    pc_profile *p = r->p;
-    pc_probe pr;
-    if (pc_htab_reserve(&r->thread_idx, p->thread.n + 1) < 0) {
-        p->oom = 1;
-        return PC_NONE;
-    }
-    pc_probe_start(&r->thread_idx, pc_mix64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)pid), &pr);
-    for (uint32_t id; (id = pc_probe_next(&r->thread_idx, &pr)) != PC_NONE;)
-        if (p->thread.tid[id] == tid && p->thread.pid[id] == pid)
-            return id;
-    uint32_t id = pc_add_thread(p, pid, tid, PC_NONE);
-    if (id != PC_NONE)
-        pc_htab_insert(&r->thread_idx, &pr, id);
-    return id;
+    return pc_thread_find(&r->threads, r->p, pid, tid);
 }
 
 /* ---- Process and thread names ---- */

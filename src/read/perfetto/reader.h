@@ -22,6 +22,7 @@
 
 #include "base/pbwire.h"
 #include "model/model.h"
+#include "read/read.h"
 #include "read/perfetto/clock.h"
 #include "read/perfetto/heap.h"
 #include "read/perfetto/intern.h"
@@ -146,9 +147,8 @@ typedef struct pf_reader {
     size_t packet_index;
     /* With keep_going: packets skipped as damaged, and where the framing
      * broke. */
-    size_t skipped;
-    pc_error first_skip, stop;
-    int stopped;
+    pc_skips skipped;
+    pc_stop stop;
     int in_packet;        /* pf_on_packet is at work on a packet of packet_len */
     size_t packet_len;
     int z_depth;
@@ -177,7 +177,7 @@ typedef struct pf_reader {
         pc_htab idx;
     } fr;
 
-    pc_htab thread_idx;   /* over p->thread (pid, tid) */
+    pc_thread_index threads;
 
     /* Names from process and thread descriptors, by id. */
     struct {

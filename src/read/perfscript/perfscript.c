@@ -17,6 +17,7 @@
 #include "base/demangle.h"
 #include "base/error.h"
 #include "io/source.h"
+#include "read/read.h"
 
 /* No real line comes near this; a longer one is not perf script text. */
 #define MAX_LINE (16u << 20)
@@ -281,7 +282,7 @@ typedef struct reader {
     uint64_t line_off;     /* offset of the current line */
     size_t line_no;
 
-    pc_htab thread_idx;    /* over (pid, tid) of p->thread */
+    pc_thread_index threads;
     pc_htab frame_idx;     /* over (func, addr) of p->frame */
     pc_htab demangled;     /* mangled string id -> demangled, in dm[] */
     uint32_t *dm_from, *dm_to;
@@ -304,8 +305,7 @@ typedef struct reader {
     uint16_t last_event_id;
 
     size_t samples, side_records, extra_lines, no_period;
-    size_t skipped;        /* with keep_going: damaged lines */
-    pc_error first_skip;
+    pc_skips skipped;      /* with keep_going: damaged lines */
 } reader;
 
 static int nomem(reader *r)
@@ -360,24 +360,10 @@ static int next_line(reader *r, const char **line, size_t *len)
 static uint32_t thread_of(reader *r, int64_t pid, int64_t tid, span comm)
 {
     pc_profile *p = r->p;
-    pc_probe pr;
-    if (pc_htab_reserve(&r->thread_idx, p->thread.n + 1) < 0)
-        return PC_NONE;
-    pc_probe_start(&r->thread_idx, pc_mix64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)pid),
-                   &pr);
-    uint32_t id;
-    while ((id = pc_probe_next(&r->thread_idx, &pr)) != PC_NONE)
-        if (p->thread.tid[id] == tid && p->thread.pid[id] == pid)
-            break;
-    uint32_t name = comm.n ? pc_intern(p, comm.s, comm.n) : PC_NONE;
-    if (id == PC_NONE) {
-        id = pc_add_thread(p, pid, tid, name);
-        if (id != PC_NONE)
-            pc_htab_insert(&r->thread_idx, &pr, id);
-    } else if (name != PC_NONE) {
-        /* The latest name: a thread that exec'd is known by its new one. */
-        p->thread.name[id] = name;
-    }
+    uint32_t id = pc_thread_find(&r->threads, p, pid, tid);
+    /* The latest name: a thread that exec'd is known by its new one. */
+    if (id != PC_NONE && comm.n)
+        p->thread.name[id] = pc_intern(p, comm.s, comm.n);
     return id;
 }
 
@@ -577,7 +563,7 @@ static int on_header(reader *r, const ps_header *h)
 
 static void free_reader(reader *r)
 {
-    pc_htab_free(&r->thread_idx);
+    pc_thread_index_free(&r->threads);
     pc_htab_free(&r->frame_idx);
     pc_htab_free(&r->demangled);
     free(r->dm_from);
@@ -634,8 +620,7 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
         }
         if (st == PC_EINPUT && o->keep_going) {
             /* A damaged line goes, the rest is read on. */
-            if (!r.skipped++)
-                r.first_skip = *err;
+            pc_skips_add(&r.skipped, err);
             st = PC_OK;
         }
         if (st != PC_OK)
@@ -648,9 +633,8 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
     if (st == PC_OK && r.samples == 0 && r.line_no == 0)
         st = src_fail_at(in, err, 0, "the input is empty");
     p->sample.read = p->sample.n;
-    if (st == PC_OK && r.skipped)
-        pc_log(o, PC_LOG_WARN, "%zu damaged lines skipped (the first: %s)", r.skipped,
-               r.first_skip.message);
+    if (st == PC_OK)
+        pc_skips_report(&r.skipped, o, "damaged lines skipped");
     if (st == PC_OK && r.side_records)
         pc_log(o, PC_LOG_INFO, "%zu side-band records (PERF_RECORD_*) were skipped",
                r.side_records);

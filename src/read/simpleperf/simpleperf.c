@@ -393,13 +393,12 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
             return got;
         if (framed) {
             /* The record's frame holds: skip it, read on. */
-            if (!r->skipped++)
-                r->first_skip = *err;
+            pc_skips_add(&r->skipped, err);
             continue;
         }
         /* The framing is broken: the file ends here. */
-        r->stop = *err;
-        r->stopped = 1;
+        r->stop.why = *err;
+        r->stop.stopped = 1;
         r->done = 1;
         return 0;
     }
@@ -493,7 +492,7 @@ typedef struct build {
         pc_htab idx;
     } fr;
 
-    pc_htab tid_idx;  /* over p->thread.tid */
+    pc_thread_index threads;  /* by tid: pids come later, in Thread records */
 
     /* Files by id: path and a range of syms[] for their symbols. */
     struct {
@@ -508,9 +507,9 @@ typedef struct build {
 
     int have_meta;
     size_t unknown_kinds;         /* records of a kind this reader does not know */
-    size_t refused, unnamed;      /* with keep_going: records skipped, frames named
-                                     by file id or address for want of names */
-    pc_error first_refusal;
+    pc_skips refused;             /* with keep_going: records skipped */
+    size_t unnamed;               /* frames named by file id or address for want
+                                     of names */
     int pre_meta;                 /* samples came before MetaInfo */
     uint32_t max_event;           /* largest event_type_id among them */
     uint64_t max_event_off;
@@ -556,18 +555,7 @@ static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
  * records, usually at the end of the file. */
 static uint32_t thread_of(build *b, int64_t tid)
 {
-    pc_profile *p = b->p;
-    pc_probe pr;
-    if (pc_htab_reserve(&b->tid_idx, p->thread.n + 1) < 0)
-        return PC_NONE;
-    pc_probe_start(&b->tid_idx, pc_mix64((uint64_t)tid), &pr);
-    for (uint32_t id; (id = pc_probe_next(&b->tid_idx, &pr)) != PC_NONE;)
-        if (p->thread.tid[id] == tid)
-            return id;
-    uint32_t id = pc_add_thread(p, -1, tid, PC_NONE);
-    if (id != PC_NONE)
-        pc_htab_insert(&b->tid_idx, &pr, id);
-    return id;
+    return pc_thread_find(&b->threads, b->p, -1, tid);
 }
 
 /* Execution type of the synthetic frames that stand for unwinding errors
@@ -829,19 +817,14 @@ static int resolve_frames(build *b)
     return p->oom ? nomem(b) : PC_OK;
 }
 
-/* Gives threads that had samples but no Thread record a name and pid. */
-static int name_orphans(build *b)
+/* Threads that had samples but no Thread record: simpleperf takes each
+ * for a process of its own (the name comes with every reader's). */
+static void orphans_own_process(build *b)
 {
     pc_profile *p = b->p;
-    for (size_t t = 0; t < p->thread.n; t++) {
-        if (p->thread.name[t] != PC_NONE)
-            continue;
-        char name[48];
-        snprintf(name, sizeof name, "thread %" PRId64, p->thread.tid[t]);
-        p->thread.name[t] = pc_intern_cstr(p, name);
-        p->thread.pid[t] = p->thread.tid[t];
-    }
-    return p->oom ? nomem(b) : PC_OK;
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.name[t] == PC_NONE)
+            p->thread.pid[t] = p->thread.tid[t];
 }
 
 static void free_build(build *b)
@@ -849,7 +832,7 @@ static void free_build(build *b)
     free(b->fr.key);
     free(b->fr.first_off);
     pc_htab_free(&b->fr.idx);
-    pc_htab_free(&b->tid_idx);
+    pc_thread_index_free(&b->threads);
     free(b->files.id);
     free(b->files.path);
     free(b->files.nsym);
@@ -868,8 +851,7 @@ static int on_record(void *ctx, const sp_record *rec)
     build *b = ctx;
     int st = on_record_strict(b, rec);
     if (st == PC_EINPUT && b->o->keep_going) {
-        if (!b->refused++)
-            b->first_refusal = *b->err;
+        pc_skips_add(&b->refused, b->err);
         return PC_OK;
     }
     return st;
@@ -905,11 +887,14 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     int st = PC_OK, got;
 
     memset(&b, 0, sizeof b);
+    b.threads.by_tid = 1;
     b.p = p;
     b.o = o;
     b.in = in;
     b.err = err;
     p->meta.source = pc_intern_cstr(p, "simpleperf");
+    /* simpleperf's report scripts drop gaps of up to 3 samples. */
+    p->meta.default_gaps = 3;
     if ((st = sp_open(&r, in, err)) != PC_OK)
         return st;
     r.keep_going = o->keep_going;
@@ -928,7 +913,7 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if (st == PC_OK)
         st = resolve_frames(&b);
     if (st == PC_OK)
-        st = name_orphans(&b);
+        orphans_own_process(&b);
     p->sample.read = p->sample.n;
     if (st == PC_OK && b.unknown_kinds)
         pc_log(o, PC_LOG_WARN, "%zu records of a kind this version does not know were "
@@ -938,15 +923,11 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
                "(the first: field %" PRIu32 " in record %zu at offset %" PRIu64 "; "
                "written by a newer simpleperf?)", r.unknown_fields, r.first_unknown.number,
                r.first_unknown.record, r.first_unknown.offset);
-    if (st == PC_OK && r.skipped)
-        pc_log(o, PC_LOG_WARN, "%zu damaged records skipped (the first: %s)", r.skipped,
-               r.first_skip.message);
-    if (st == PC_OK && b.refused)
-        pc_log(o, PC_LOG_WARN, "%zu records skipped as inconsistent (the first: %s)",
-               b.refused, b.first_refusal.message);
-    if (st == PC_OK && r.stopped)
-        pc_log(o, PC_LOG_WARN, "reading stopped early, %zu records in: %s", r.n_records,
-               r.stop.message);
+    if (st == PC_OK) {
+        pc_skips_report(&r.skipped, o, "damaged records skipped");
+        pc_skips_report(&b.refused, o, "records skipped as inconsistent");
+        pc_stop_report(&r.stop, o, r.n_records, "records");
+    }
     if (st == PC_OK && b.unnamed)
         pc_log(o, PC_LOG_WARN, "%zu frames named by their file and address: their File "
                "record or symbol is missing", b.unnamed);

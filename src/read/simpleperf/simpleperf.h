@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "read/read.h"
 #include "model/model.h"
 #include "profconv.h"
 
@@ -103,9 +104,8 @@ typedef struct sp_reader {
      * (counted, the first message kept) and a broken frame ends the file
      * (its message kept) instead of failing. */
     int keep_going;
-    size_t skipped;
-    pc_error first_skip, stop;
-    int stopped;
+    pc_skips skipped;
+    pc_stop stop;
     /* Fields of known messages that this reader does not know, and where
      * the first one was. */
     size_t unknown_fields;
