@@ -1,5 +1,5 @@
 /* Off-CPU time for recordings made with simpleperf --trace-offcpu
- * (../shared/formats/simpleperf.md §8).
+ * (doc/formats/simpleperf.md, "Off-CPU recordings").
  *
  * Such a recording holds on-CPU samples (cpu-clock or task-clock, whose
  * period is their weight) and sched:sched_switch samples taken when a

@@ -1,5 +1,5 @@
 /* The Firefox Profiler's "meta" object, one writer for both of its formats
- * (../shared/formats/firefox.md §1-2): what the profile is called, when
+ * (doc/formats/firefox.md, its meta table): what the profile is called, when
  * and how it was recorded, its categories and marker schema, and, in the
  * processed format, which threads to show and select first.
  *
