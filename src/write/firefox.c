@@ -4,7 +4,7 @@
  * string, stack, frame, func and resource tables, columnar samples with
  * weights, and explicit processes and thread order.  The profiler loads it
  * without rebuilding anything, and it is the only Firefox format that can
- * carry sample weights (../shared/formats/firefox.md §2).
+ * carry sample weights (doc/formats/firefox.md, "Processed layout").
  *
  * The version is pinned at 70, the newest of the profiler at the snapshot
  * this writer was checked against (firefox-devtools/profiler, 2026-08).

@@ -1,6 +1,6 @@
 /* Writer for the Firefox Profiler's Gecko profile format (JSON).
  *
- * Facts used (../shared/formats/firefox.md §1): each thread carries its own
+ * Facts used (doc/formats/firefox.md): each thread carries its own
  * string, frame and stack tables; frames are located by the string
  * "symbol (in path)", from which the profiler derives funcs and resources;
  * stacks list parents before children; samples must be sorted by time; a
