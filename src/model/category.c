@@ -11,6 +11,29 @@
 
 #include "model/model.h"
 
+static const char *const sub_other[] = {"Other"};
+static const char *const sub_java[] = {"Other", "Interpreted", "JIT", "AOT"};
+static const char *const sub_native[] = {"Other", "ART"};
+static const char *const sub_offcpu[] = {"Off-CPU"};
+#define SUBS(x) x, (int)(sizeof x / sizeof *x)
+
+const pc_category_info pc_categories[PC_CAT_COUNT] = {
+    [PC_CAT_USER] = {"User", "yellow", SUBS(sub_other)},
+    [PC_CAT_KERNEL] = {"Kernel", "orange", SUBS(sub_other)},
+    [PC_CAT_NATIVE] = {"Native", "yellow", SUBS(sub_native)},
+    [PC_CAT_DEX] = {"DEX", "green", SUBS(sub_java)},
+    [PC_CAT_OAT] = {"OAT", "green", SUBS(sub_java)},
+    /* Off-CPU time.  The Firefox Profiler knows a category named "Idle":
+     * it leaves it out of the activity graph (which then shows the CPU
+     * use), draws it lighter in the stack graphs, and offers "Include idle
+     * samples" to see the on-CPU call tree alone; its subcategory says why
+     * the thread was idle. */
+    [PC_CAT_OFFCPU] = {"Idle", "transparent", SUBS(sub_offcpu)},
+    /* The Firefox Profiler falls back to the first grey category. */
+    [PC_CAT_OTHER] = {"Other", "grey", SUBS(sub_other)},
+    [PC_CAT_JIT] = {"JIT", "green", SUBS(sub_java)},
+};
+
 static int ends_with(const char *s, size_t n, const char *suffix)
 {
     size_t k = strlen(suffix);

@@ -29,8 +29,9 @@
 #include <stdint.h>
 
 #include "base/hashtab.h"
-#include "profconv.h"
+#include "base/sort.h"
 #include "base/strtab.h"
+#include "profconv.h"
 
 /* Frame categories; the numbering is the order of the output category
  * list, kept equal to simpleperf's gecko_profile_generator.py so that
@@ -321,9 +322,6 @@ void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of);
  * else 1 ms. */
 uint64_t pc_interval_ns(const pc_profile *p);
 
-/* Writes v as "0x..." (at least "0x0") into buf[19]. */
-void pc_format_hex(char *buf, uint64_t v);
-
 /* Moves every row (sample, switch, marker) of thread t to thread to[t],
  * or drops it when to[t] is PC_NONE; to[to[t]] must be to[t].  Threads
  * not mapped onto themselves disappear and the rest are renumbered in
@@ -404,22 +402,14 @@ static inline int64_t pc_sat_add(int64_t a, int64_t b)
     return r;
 }
 
-/* qsort, for any n: with fewer than two items there is nothing to sort,
- * and the array may not even exist (qsort must not be given NULL). */
-static inline void pc_qsort(void *base, size_t n, size_t size,
-                            int (*cmp)(const void *, const void *))
-{
-    if (n > 1)
-        qsort(base, n, size, cmp);
-}
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
 
-/* Sorts n items of size bytes at base with a comparator that also gets
- * ctx: C11's qsort has no such argument, and a context in a file-scope
- * variable would be shared by conversions and writes on other threads.
- * Not stable (a heapsort: no allocation); comparators that break every
- * tie give the same order as qsort. */
-void pc_sort_ctx(void *base, size_t n, size_t size,
-                 int (*cmp)(const void *, const void *, const void *ctx), const void *ctx);
+/* Latches allocation failure in p (see the adders' contract above) and
+ * returns PC_NONE. */
+static inline uint32_t pc_oom(pc_profile *p)
+{
+    p->oom = 1;
+    return PC_NONE;
+}
 
 #endif

@@ -87,6 +87,43 @@ void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id)
     jw_str(w, pc_str(&p->str, id), pc_str_len(&p->str, id));
 }
 
+void pc_format_hex(char *buf, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    size_t n = 0;
+    do {
+        tmp[n++] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    buf[0] = '0';
+    buf[1] = 'x';
+    for (size_t i = 0; i < n; i++)
+        buf[2 + i] = tmp[n - 1 - i];
+    buf[2 + n] = 0;
+}
+
+void pc_jw_marker_data(jw *w, const pc_profile *p, uint32_t i)
+{
+    if (p->marker.type[i] != PC_MARK_UNWIND) {
+        jw_raw(w, p->marker.type[i] == PC_MARK_OFFCPU ? "{\"type\":\"OffCPU\"}"
+                                                        : "{\"type\":\"OnCPU\"}");
+        return;
+    }
+    char addr[24];
+    jw_obj(w);
+    jw_key(w, "type");
+    jw_cstr(w, "UnwindError");
+    jw_key(w, "error");
+    pc_jw_str_id(w, p, p->marker.s[i]);
+    jw_key(w, "rawCode");
+    jw_int(w, p->marker.a[i]);
+    jw_key(w, "address");
+    pc_format_hex(addr, p->marker.b[i]);
+    jw_cstr(w, addr);
+    jw_obj_end(w);
+}
+
 int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
 {
     size_t nt = p->thread.n;

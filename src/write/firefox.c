@@ -367,24 +367,7 @@ static void write_markers(jw *w, const pc_profile *p, const used *u,
     jw_key(w, "data");
     jw_arr(w);
     for (size_t k = 0; k < n; k++) {
-        uint32_t i = mk[k];
-        if (p->marker.type[i] == PC_MARK_UNWIND) {
-            char addr[24];
-            jw_obj(w);
-            jw_key(w, "type");
-            jw_cstr(w, "UnwindError");
-            jw_key(w, "error");
-            pc_jw_str_id(w, p, p->marker.s[i]);
-            jw_key(w, "rawCode");
-            jw_int(w, p->marker.a[i]);
-            jw_key(w, "address");
-            pc_format_hex(addr, p->marker.b[i]);
-            jw_cstr(w, addr);
-            jw_obj_end(w);
-        } else {
-            jw_raw(w, p->marker.type[i] == PC_MARK_OFFCPU ? "{\"type\":\"OffCPU\"}"
-                                                            : "{\"type\":\"OnCPU\"}");
-        }
+        pc_jw_marker_data(w, p, mk[k]);
     }
     jw_arr_end(w);
     jw_key(w, "name");

@@ -132,24 +132,12 @@ static void write_markers(jw *w, const pc_profile *p, const local *l,
             jw_ms(w, p->marker.end[i] - start);
             jw_int(w, 1);
             jw_int(w, off ? PC_CAT_OFFCPU : PC_CAT_OTHER);
-            jw_raw(w, off ? "{\"type\":\"OffCPU\"}" : "{\"type\":\"OnCPU\"}");
         } else {
-            char addr[24];
             jw_null(w);
             jw_int(w, 0);
             jw_int(w, PC_CAT_OTHER);
-            jw_obj(w);
-            jw_key(w, "type");
-            jw_cstr(w, "UnwindError");
-            jw_key(w, "error");
-            pc_jw_str_id(w, p, p->marker.s[i]);
-            jw_key(w, "rawCode");
-            jw_int(w, p->marker.a[i]);
-            jw_key(w, "address");
-            pc_format_hex(addr, p->marker.b[i]);
-            jw_cstr(w, addr);
-            jw_obj_end(w);
         }
+        pc_jw_marker_data(w, p, i);
         jw_arr_end(w);
     }
     jw_arr_end(w);

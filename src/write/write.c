@@ -89,8 +89,9 @@ static void check_size(const pc_sink *s, const char *path, const pc_write_option
     o->log(o->log_ctx, PC_LOG_WARN, line);
 }
 
-int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
-             pc_error *err)
+/* Writes p into a sink opened on path, or into memory when path is NULL. */
+static int write_sink(const pc_profile *p, const char *path, const pc_write_options *o,
+                      unsigned char **data, size_t *size, pc_error *err)
 {
     pc_write_options defaults;
     const pc_format_desc *d;
@@ -99,34 +100,28 @@ int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
         st = refuse(p, d, err);
     pc_sink *s;
     if (st == PC_OK)
-        st = sink_open_file(&s, path, gzip_level(o), err);
+        st = path ? sink_open_file(&s, path, gzip_level(o), err)
+                  : sink_open_memory(&s, gzip_level(o), err);
     if (st != PC_OK)
         return st;
     if ((st = d->write(p, o, s, err)) != PC_OK) {
         sink_abort(s);
         return st;
     }
-    check_size(s, strcmp(path, "-") == 0 ? "<stdout>" : path, o, d);
-    return sink_finish(s, NULL, NULL, err);
+    check_size(s, !path ? "<memory>" : strcmp(path, "-") == 0 ? "<stdout>" : path, o, d);
+    return sink_finish(s, data, size, err);
+}
+
+int pc_write(const pc_profile *p, const char *path, const pc_write_options *o,
+             pc_error *err)
+{
+    if (!path)
+        return pc_fail(err, PC_EUSAGE, "no output path given (\"-\" is standard output)");
+    return write_sink(p, path, o, NULL, NULL, err);
 }
 
 int pc_write_memory(const pc_profile *p, const pc_write_options *o,
                     unsigned char **data, size_t *size, pc_error *err)
 {
-    pc_write_options defaults;
-    const pc_format_desc *d;
-    int st = check(&o, &defaults, &d, err);
-    if (st == PC_OK)
-        st = refuse(p, d, err);
-    pc_sink *s;
-    if (st == PC_OK)
-        st = sink_open_memory(&s, gzip_level(o), err);
-    if (st != PC_OK)
-        return st;
-    if ((st = d->write(p, o, s, err)) != PC_OK) {
-        sink_abort(s);
-        return st;
-    }
-    check_size(s, "<memory>", o, d);
-    return sink_finish(s, data, size, err);
+    return write_sink(p, NULL, o, data, size, err);
 }

@@ -46,6 +46,13 @@ void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t
 
 void pc_jw_str_id(jw *w, const pc_profile *p, uint32_t id);
 
+/* Writes v as "0x..." (at least "0x0") into buf[19]. */
+void pc_format_hex(char *buf, uint64_t v);
+
+/* Marker i's "data" object, as both Firefox formats carry it: an
+ * UnwindError with its code and address, or the OnCPU/OffCPU type. */
+void pc_jw_marker_data(jw *w, const pc_profile *p, uint32_t i);
+
 /* The Firefox Profiler's "meta" object (write_fxmeta.c), one writer for
  * both formats.  The processed format also says which output threads to
  * show (visible[k] for its n_threads threads) and which to select. */

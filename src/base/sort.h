@@ -1,0 +1,25 @@
+/* Sorting: qsort for any n, and a sort whose comparator gets a context. */
+#ifndef PROFCONV_BASE_SORT_H
+#define PROFCONV_BASE_SORT_H
+
+#include <stddef.h>
+#include <stdlib.h>
+
+/* qsort, for any n: with fewer than two items there is nothing to sort,
+ * and the array may not even exist (qsort must not be given NULL). */
+static inline void pc_qsort(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
+/* Sorts n items of size bytes at base with a comparator that also gets
+ * ctx: C11's qsort has no such argument, and a context in a file-scope
+ * variable would be shared by conversions and writes on other threads.
+ * Not stable (a heapsort: no allocation); comparators that break every
+ * tie give the same order as qsort. */
+void pc_sort_ctx(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *, const void *ctx), const void *ctx);
+
+#endif

@@ -1,0 +1,295 @@
+/* Reordering the tables: samples grouped by thread in time order, rows
+ * kept or dropped, threads remapped, frames dropped, and the order threads
+ * are shown in. */
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reorders one column by perm (new row i takes old row perm[i]). */
+static void permute(void *col, size_t size, const uint32_t *perm, size_t n,
+                    void *scratch)
+{
+    unsigned char *src = col, *dst = scratch;
+    if (!n)
+        return;
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + i * size, src + (size_t)perm[i] * size, size);
+    memcpy(src, dst, n * size);
+}
+
+/* Stable merge sort of sample indices by time; tmp holds n indices. */
+static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n,
+                         const uint64_t *time)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_by_time(idx, tmp, h, time);
+    sort_by_time(idx + h, tmp, n - h, time);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = time[idx[j]] < time[idx[i]] ? idx[j++] : idx[i++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
+                       size_t n, size_t nt, uint32_t *perm, size_t *first)
+{
+    size_t *next = malloc((nt + 1) * sizeof *next);
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!next || !tmp) {
+        free(next);
+        free(tmp);
+        return -1;
+    }
+    /* Counting sort by thread keeps input order within a thread... */
+    memset(first, 0, (nt + 1) * sizeof *first);
+    for (size_t i = 0; i < n; i++)
+        first[thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        first[t + 1] += first[t];
+    memcpy(next, first, (nt + 1) * sizeof *next);
+    for (size_t i = 0; i < n; i++)
+        perm[next[thread[i]]++] = (uint32_t)i;
+    /* ...and a thread's rows need sorting only when the input had them out
+     * of order. */
+    for (size_t t = 0; t < nt; t++) {
+        size_t a = first[t], b = first[t + 1];
+        for (size_t i = a + 1; i < b; i++) {
+            if (time[perm[i]] < time[perm[i - 1]]) {
+                sort_by_time(perm + a, tmp, b - a, time);
+                break;
+            }
+        }
+    }
+    free(next);
+    free(tmp);
+    return 0;
+}
+
+/* Sets sample.first[t] to the index of thread t's first sample, for rows
+ * already grouped by thread. */
+static void count_threads(pc_profile *p)
+{
+    size_t *first = p->sample.first, nt = p->thread.n;
+    memset(first, 0, (nt + 1) * sizeof *first);
+    for (size_t i = 0; i < p->sample.n; i++)
+        first[p->sample.thread[i] + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        first[t + 1] += first[t];
+}
+
+int pc_group_samples(pc_profile *p)
+{
+    size_t n = p->sample.n, nt = p->thread.n;
+    size_t *first = realloc(p->sample.first, (nt + 1) * sizeof *first);
+    uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+    void *scratch = malloc((n ? n : 1) * sizeof(uint64_t));
+    if (first)
+        p->sample.first = first;
+    if (!first || !perm || !scratch ||
+        pc_order_by_thread(p->sample.thread, p->sample.time, n, nt, perm, first) < 0) {
+        free(perm);
+        free(scratch);
+        return -1;
+    }
+    permute(p->sample.thread, sizeof *p->sample.thread, perm, n, scratch);
+    permute(p->sample.stack, sizeof *p->sample.stack, perm, n, scratch);
+    permute(p->sample.time, sizeof *p->sample.time, perm, n, scratch);
+    permute(p->sample.weight, sizeof *p->sample.weight, perm, n, scratch);
+    permute(p->sample.event, sizeof *p->sample.event, perm, n, scratch);
+    permute(p->sample.cpu, sizeof *p->sample.cpu, perm, n, scratch);
+    free(perm);
+    free(scratch);
+    return 0;
+}
+
+void pc_keep_samples(pc_profile *p, const uint8_t *keep)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        if (!keep[i])
+            continue;
+        p->sample.thread[j] = p->sample.thread[i];
+        p->sample.stack[j] = p->sample.stack[i];
+        p->sample.time[j] = p->sample.time[i];
+        p->sample.weight[j] = p->sample.weight[i];
+        p->sample.event[j] = p->sample.event[i];
+        p->sample.cpu[j] = p->sample.cpu[i];
+        j++;
+    }
+    p->sample.n = j;
+    if (p->sample.first)
+        count_threads(p);
+}
+
+void pc_keep_heap(pc_profile *p, const uint8_t *keep)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < p->heap.n; i++) {
+        if (!keep[i])
+            continue;
+        p->heap.thread[j] = p->heap.thread[i];
+        p->heap.stack[j] = p->heap.stack[i];
+        p->heap.heap[j] = p->heap.heap[i];
+        p->heap.dump[j] = p->heap.dump[i];
+        p->heap.time[j] = p->heap.time[i];
+        p->heap.alloc[j] = p->heap.alloc[i];
+        p->heap.freed[j] = p->heap.freed[i];
+        p->heap.alloc_count[j] = p->heap.alloc_count[i];
+        p->heap.free_count[j] = p->heap.free_count[i];
+        j++;
+    }
+    p->heap.n = j;
+}
+
+/* Thread order for output: by process, the main thread (tid == pid) first,
+ * then busiest first, then by tid. */
+static size_t samples_of(const pc_profile *p, uint32_t t)
+{
+    return p->sample.first ? p->sample.first[t + 1] - p->sample.first[t] : 0;
+}
+
+static int thread_cmp(const void *a, const void *b, const void *ctx)
+{
+    const pc_profile *p = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int64_t px = p->thread.pid[x], py = p->thread.pid[y];
+    if (px != py)
+        return px < py ? -1 : 1;
+    int mx = p->thread.tid[x] == px, my = p->thread.tid[y] == py;
+    if (mx != my)
+        return my - mx;
+    /* The CPUs of --percpu (pid -1) come in CPU order. */
+    if (px == -1 && p->thread.tid[x] != p->thread.tid[y])
+        return p->thread.tid[x] < p->thread.tid[y] ? -1 : 1;
+    size_t sx = samples_of(p, x), sy = samples_of(p, y);
+    if (sx != sy)
+        return sx > sy ? -1 : 1;
+    if (p->thread.tid[x] != p->thread.tid[y])
+        return p->thread.tid[x] < p->thread.tid[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of)
+{
+    size_t n = p->thread.n;
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    /* The comparator is total: the result does not depend on stability. */
+    pc_sort_ctx(order, n, sizeof *order, thread_cmp, p);
+    if (!main_of)
+        return;
+    for (size_t k = 0; k < n;) {
+        size_t j = k;
+        int64_t pid = p->thread.pid[order[k]];
+        uint32_t main = p->thread.tid[order[k]] == pid ? order[k] : PC_NONE;
+        while (j < n && p->thread.pid[order[j]] == pid)
+            main_of[order[j++]] = main;
+        k = j;
+    }
+}
+
+int pc_remap_threads(pc_profile *p, const uint32_t *to)
+{
+    size_t nt = p->thread.n;
+    uint32_t *idx = malloc((nt + 1) * sizeof *idx);
+    if (!idx)
+        return -1;
+    /* Threads that stay are those mapped onto themselves, in order. */
+    size_t kept = 0;
+    for (size_t t = 0; t < nt; t++) {
+        idx[t] = to[t] == t ? (uint32_t)kept : PC_NONE;
+        if (to[t] == t) {
+            p->thread.pid[kept] = p->thread.pid[t];
+            p->thread.tid[kept] = p->thread.tid[t];
+            p->thread.name[kept] = p->thread.name[t];
+            kept++;
+        }
+    }
+    /* Rows follow their thread to its new index, or go with it. */
+#define REMAP(table, ncols_move)                                           \
+    do {                                                                   \
+        size_t j = 0;                                                      \
+        for (size_t i = 0; i < p->table.n; i++) {                          \
+            uint32_t t = p->table.thread[i];                               \
+            uint32_t nt_ = to[t] == PC_NONE ? PC_NONE : idx[to[t]];        \
+            if (nt_ == PC_NONE)                                            \
+                continue;                                                  \
+            p->table.thread[j] = nt_;                                      \
+            ncols_move;                                                    \
+            j++;                                                           \
+        }                                                                  \
+        p->table.n = j;                                                    \
+    } while (0)
+    REMAP(sample, (p->sample.stack[j] = p->sample.stack[i],
+                   p->sample.time[j] = p->sample.time[i],
+                   p->sample.weight[j] = p->sample.weight[i],
+                   p->sample.event[j] = p->sample.event[i],
+                   p->sample.cpu[j] = p->sample.cpu[i]));
+    REMAP(heap, (p->heap.stack[j] = p->heap.stack[i],
+                 p->heap.heap[j] = p->heap.heap[i],
+                 p->heap.dump[j] = p->heap.dump[i],
+                 p->heap.time[j] = p->heap.time[i],
+                 p->heap.alloc[j] = p->heap.alloc[i],
+                 p->heap.freed[j] = p->heap.freed[i],
+                 p->heap.alloc_count[j] = p->heap.alloc_count[i],
+                 p->heap.free_count[j] = p->heap.free_count[i]));
+    REMAP(sw, (p->sw.time[j] = p->sw.time[i], p->sw.on[j] = p->sw.on[i]));
+    REMAP(marker, (p->marker.name[j] = p->marker.name[i],
+                   p->marker.s[j] = p->marker.s[i],
+                   p->marker.start[j] = p->marker.start[i],
+                   p->marker.end[j] = p->marker.end[i],
+                   p->marker.a[j] = p->marker.a[i],
+                   p->marker.b[j] = p->marker.b[i],
+                   p->marker.type[j] = p->marker.type[i]));
+#undef REMAP
+    p->thread.n = kept;
+    free(idx);
+    /* Merged threads interleave in time: sort again. */
+    return p->sample.first ? pc_group_samples(p) : 0;
+}
+
+int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit)
+{
+    size_t n = p->stack.n;
+    uint32_t *to = malloc((n + 1) * sizeof *to);
+    if (!to)
+        return -1;
+    /* Parents come first, so each prefix is rebuilt before its children;
+     * new stacks are added after the old ones, which stay unused. */
+    for (size_t s = 0; s < n; s++) {
+        uint32_t pre = p->stack.prefix[s], frame = p->stack.frame[s];
+        uint32_t new_pre = pre == PC_NONE ? PC_NONE : to[pre];
+        int merged = merge_jit && p->frame.exec[frame] == PC_EXEC_JIT &&
+                     new_pre != PC_NONE &&
+                     p->frame.func[p->stack.frame[new_pre]] == p->frame.func[frame];
+        to[s] = drop[frame] || merged ? new_pre : pc_stack(p, new_pre, frame);
+    }
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.stack[i] != PC_NONE)
+            p->sample.stack[i] = to[p->sample.stack[i]];
+    for (size_t i = 0; i < p->heap.n; i++)
+        if (p->heap.stack[i] != PC_NONE)
+            p->heap.stack[i] = to[p->heap.stack[i]];
+    free(to);
+    return p->oom ? -1 : 0;
+}
+
+int pc_order_switches(const pc_profile *p, uint32_t **perm, size_t **first)
+{
+    *perm = malloc((p->sw.n + 1) * sizeof **perm);
+    *first = malloc((p->thread.n + 1) * sizeof **first);
+    if (*perm && *first &&
+        pc_order_by_thread(p->sw.thread, p->sw.time, p->sw.n, p->thread.n, *perm,
+                           *first) == 0)
+        return 0;
+    free(*perm);
+    free(*first);
+    return -1;
+}

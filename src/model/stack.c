@@ -1,0 +1,119 @@
+/* The stack prefix tree: a stack is (prefix, frame), interned. */
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A stack's children are found through a list while they are few, and
+ * through the hash table once they are many: most stacks have one child
+ * or none, and a list makes adding a child to a new stack (a sample's
+ * path that is new below some point) cost no hash table miss. */
+#define STACK_LIST_MAX 16
+#define STACK_HASHED (PC_NONE - 1)  /* head value: children are hashed */
+
+static uint64_t stack_key(uint32_t prefix, uint32_t frame)
+{
+    return pc_mix64((uint64_t)prefix << 32 | frame);
+}
+
+static int stack_hash_add(pc_stree *t, uint32_t id)
+{
+    pc_probe pr;
+    if (pc_htab_reserve(&t->idx, t->n_hashed + 1) < 0)
+        return -1;
+    pc_probe_start(&t->idx, stack_key(t->prefix[id], t->frame[id]), &pr);
+    while (pc_probe_next(&t->idx, &pr) != PC_NONE)
+        ;
+    pc_htab_insert(&t->idx, &pr, id);
+    t->n_hashed++;
+    return 0;
+}
+
+void pc_stree_init(pc_stree *t)
+{
+    memset(t, 0, sizeof *t);
+    t->root_child = t->root_head = PC_NONE;
+}
+
+void pc_stree_free(pc_stree *t)
+{
+    free(t->prefix);
+    free(t->frame);
+    free(t->child);
+    free(t->head);
+    free(t->next);
+    pc_htab_free(&t->idx);
+    pc_stree_init(t);
+}
+
+uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
+{
+    if (prefix != PC_NONE && prefix >= t->n)
+        return PC_NONE;
+    uint32_t last = prefix == PC_NONE ? t->root_child : t->child[prefix];
+    if (last != PC_NONE && t->frame[last] == frame)
+        return last;
+    uint32_t head = prefix == PC_NONE ? t->root_head : t->head[prefix];
+    uint32_t found = PC_NONE;
+    size_t listed = 0;
+    if (head == STACK_HASHED) {
+        pc_probe pr;
+        pc_probe_start(&t->idx, stack_key(prefix, frame), &pr);
+        for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
+            if (t->prefix[id] == prefix && t->frame[id] == frame) {
+                found = id;
+                break;
+            }
+    } else {
+        for (uint32_t c = head; c != PC_NONE; c = t->next[c], listed++)
+            if (t->frame[c] == frame) {
+                found = c;
+                break;
+            }
+    }
+    if (found == PC_NONE) {
+        if (t->n >= PC_NONE - 2)
+            return PC_NONE;
+        struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->child),
+                                PC_COL(t->head), PC_COL(t->next)};
+        if (pc_grow_cols(&t->cap, t->n + 1, cols, 5) < 0)
+            return PC_NONE;
+        found = (uint32_t)t->n++;
+        t->prefix[found] = prefix;
+        t->frame[found] = frame;
+        t->child[found] = PC_NONE;
+        t->head[found] = PC_NONE;
+        t->next[found] = PC_NONE;
+        if (head == STACK_HASHED) {
+            if (stack_hash_add(t, found) < 0)
+                return PC_NONE;
+        } else if (listed + 1 > STACK_LIST_MAX) {
+            /* Many children: from now on they are hashed. */
+            t->next[found] = head;
+            for (uint32_t c = found; c != PC_NONE; c = t->next[c])
+                if (stack_hash_add(t, c) < 0)
+                    return PC_NONE;
+            head = STACK_HASHED;
+        } else {
+            t->next[found] = head;
+            head = found;
+        }
+        if (prefix == PC_NONE)
+            t->root_head = head;
+        else
+            t->head[prefix] = head;
+    }
+    if (prefix == PC_NONE)
+        t->root_child = found;
+    else
+        t->child[prefix] = found;
+    return found;
+}
+
+uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
+{
+    if (p->oom)
+        return PC_NONE;
+    uint32_t id = pc_stree_intern(&p->stack, prefix, frame);
+    return id == PC_NONE ? pc_oom(p) : id;
+}

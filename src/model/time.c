@@ -1,0 +1,105 @@
+/* The recording's time: its extent, seen before any filter, the sampling
+ * interval, and the end of what is shown. */
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void pc_saw_time(pc_profile *p, uint64_t t)
+{
+    if (!p->meta.has_time || t < p->meta.first_time)
+        p->meta.first_time = t;
+    if (!p->meta.has_time || t > p->meta.last_time)
+        p->meta.last_time = t;
+    p->meta.has_time = 1;
+}
+
+void pc_note_extent(pc_profile *p)
+{
+    for (size_t i = 0; i < p->sample.n; i++)
+        pc_saw_time(p, p->sample.time[i]);
+    for (size_t i = 0; i < p->sw.n; i++)
+        pc_saw_time(p, p->sw.time[i]);
+    for (size_t i = 0; i < p->marker.n; i++) {
+        pc_saw_time(p, p->marker.start[i]);
+        pc_saw_time(p, p->marker.end[i]);
+    }
+    for (size_t i = 0; i < p->heap.n; i++)
+        pc_saw_time(p, p->heap.time[i]);
+    p->meta.shown_first = p->meta.first_time;
+    p->meta.shown_last = p->meta.last_time;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the values that pick() gives for each sample (0: none),
+ * taken over an evenly spread subset: as good as the exact one for a
+ * nominal interval, and the sorting work stays bounded.  0 when no sample
+ * gives one. */
+static uint64_t median_of(const pc_profile *p, uint64_t (*pick)(const pc_profile *, size_t))
+{
+    enum { MAX_KEPT = 1 << 16 };
+    size_t count = 0, n = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        count += pick(p, i) != 0;
+    if (!count)
+        return 0;
+    size_t step = count / MAX_KEPT + 1, seen = 0;
+    uint64_t *d = malloc((count / step + 1) * sizeof *d);
+    if (!d)
+        return 0;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint64_t v = pick(p, i);
+        if (v && seen++ % step == 0)
+            d[n++] = v;
+    }
+    pc_qsort(d, n, sizeof *d, cmp_u64);
+    uint64_t median = d[n / 2];
+    free(d);
+    return median;
+}
+
+/* The period of an on-CPU sample of a clock event. */
+static uint64_t clock_period(const pc_profile *p, size_t i)
+{
+    uint16_t e = p->sample.event[i];
+    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || p->sample.weight[i] <= 0 ||
+        pc_sample_offcpu(p, i))
+        return 0;
+    return (uint64_t)p->sample.weight[i];
+}
+
+/* The time since the previous sample of the same thread (grouped samples). */
+static uint64_t sample_gap(const pc_profile *p, size_t i)
+{
+    if (i == 0 || p->sample.thread[i] != p->sample.thread[i - 1] ||
+        p->sample.time[i] <= p->sample.time[i - 1])
+        return 0;
+    return p->sample.time[i] - p->sample.time[i - 1];
+}
+
+uint64_t pc_interval_ns(const pc_profile *p)
+{
+    /* A clock event's period is the interval the recording asked for;
+     * gaps between samples are longer wherever threads slept. */
+    uint64_t v = median_of(p, clock_period);
+    if (!v && p->sample.first)
+        v = median_of(p, sample_gap);
+    return v ? v : 1000000;
+}
+
+uint64_t pc_end_time(const pc_profile *p)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.time[i] > t)
+            t = p->sample.time[i];
+    for (size_t i = 0; i < p->sw.n; i++)
+        if (p->sw.time[i] > t)
+            t = p->sw.time[i];
+    return t;
+}
