@@ -15,6 +15,11 @@ int pc_fail(pc_error *err, int status, const char *fmt, ...)
     return status;
 }
 
+int pc_nomem(pc_error *err)
+{
+    return pc_fail(err, PC_ENOMEM, "out of memory");
+}
+
 void pc_log(const pc_options *o, int level, const char *fmt, ...)
 {
     char line[1024];

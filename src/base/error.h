@@ -10,6 +10,9 @@
 int pc_fail(pc_error *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* pc_fail(err, PC_ENOMEM, "out of memory"). */
+int pc_nomem(pc_error *err);
+
 /* Sends one formatted line to the options' log callback, if any. */
 void pc_log(const pc_options *o, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -17,11 +17,6 @@
 #include "base/error.h"
 #include "transform/transform.h"
 
-static int nomem(pc_error *err)
-{
-    return pc_fail(err, PC_ENOMEM, "out of memory");
-}
-
 /* is_off[e] is 1 for the off-CPU event types. */
 static uint8_t *off_events(const pc_profile *p, size_t *n_off)
 {
@@ -42,7 +37,7 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
     uint32_t *perm;
     size_t *first;
     if (pc_order_switches(p, &perm, &first) < 0)
-        return nomem(err);
+        return pc_nomem(err);
     uint64_t end = pc_end_time(p);
 
     /* next_on[k]: time of the first switch onto a CPU at position k or
@@ -51,7 +46,7 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
     if (!next_on) {
         free(perm);
         free(first);
-        return nomem(err);
+        return pc_nomem(err);
     }
     for (size_t t = 0; t < nt; t++) {
         uint64_t next = UINT64_MAX;
@@ -107,7 +102,7 @@ static int offcpu_leaves(pc_profile *p, const uint8_t *is_off, pc_error *err)
     if (!stack_to || !frame_to) {
         free(stack_to);
         free(frame_to);
-        return nomem(err);
+        return pc_nomem(err);
     }
     memset(stack_to, 0xff, (ns + 1) * sizeof *stack_to);
     memset(frame_to, 0xff, (nf + 1) * sizeof *frame_to);
@@ -126,7 +121,7 @@ static int offcpu_leaves(pc_profile *p, const uint8_t *is_off, pc_error *err)
     }
     free(stack_to);
     free(frame_to);
-    return p->oom ? nomem(err) : PC_OK;
+    return p->oom ? pc_nomem(err) : PC_OK;
 }
 
 static const char *mode_name(int mode)
@@ -153,7 +148,7 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
                        "used together");
     uint8_t *is_off = off_events(p, &n_off);
     if (!is_off)
-        return nomem(err);
+        return pc_nomem(err);
     int st = durations(p, is_off, o, err);
     if (st != PC_OK || o->event) {
         free(is_off);
@@ -164,7 +159,7 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
     uint8_t *keep = malloc(p->sample.n + 1);
     if (!keep) {
         free(is_off);
-        return nomem(err);
+        return pc_nomem(err);
     }
     for (size_t i = 0; i < p->sample.n; i++) {
         int off = is_off[p->sample.event[i]];
@@ -195,7 +190,7 @@ int pc_offcpu_mix(pc_profile *p, pc_error *err)
     size_t n_off;
     uint8_t *is_off = off_events(p, &n_off);
     if (!is_off)
-        return nomem(err);
+        return pc_nomem(err);
     int st = offcpu_leaves(p, is_off, err);
     /* One timeline under the first event type. */
     for (size_t i = 0; st == PC_OK && i < p->sample.n; i++)

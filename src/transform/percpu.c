@@ -1,0 +1,70 @@
+/* One thread per CPU (pc_percpu). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "transform/transform.h"
+
+int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
+{
+    if (!o->percpu)
+        return PC_OK;
+    size_t n_cpu = 0, known = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.cpu[i] != PC_NO_CPU) {
+            known++;
+            if ((size_t)p->sample.cpu[i] + 1 > n_cpu)
+                n_cpu = (size_t)p->sample.cpu[i] + 1;
+        }
+    if (!known)
+        return pc_fail(err, PC_EINPUT, "options.percpu: this input carries no CPU numbers "
+                       "(simpleperf report-sample files and Chrome samples have none)");
+    if (known < p->sample.n)
+        pc_log(o, PC_LOG_WARN, "options.percpu: %zu samples without a CPU number stay on "
+               "their threads", p->sample.n - known);
+    uint32_t *cpu_thread = malloc(n_cpu * sizeof *cpu_thread);
+    if (!cpu_thread)
+        return pc_nomem(err);
+    for (size_t c = 0; c < n_cpu; c++)
+        cpu_thread[c] = PC_NONE;
+    /* The CPUs form a process of their own, pid -1, one thread each. */
+    uint32_t pname = pc_intern_cstr(p, "CPUs");
+    pc_set_process_name(p, -1, pname);
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint16_t c = p->sample.cpu[i];
+        if (c == PC_NO_CPU)
+            continue;
+        if (cpu_thread[c] == PC_NONE) {
+            char name[32];
+            snprintf(name, sizeof name, "CPU %u", (unsigned)c);
+            cpu_thread[c] = pc_add_thread(p, -1, c, pc_intern_cstr(p, name));
+        }
+        p->sample.thread[i] = cpu_thread[c];
+    }
+    free(cpu_thread);
+    if (p->oom)
+        return pc_nomem(err);
+    /* Threads left with nothing to show go. */
+    size_t nt = p->thread.n;
+    uint32_t *to = malloc((nt + 1) * sizeof *to);
+    uint8_t *busy = calloc(nt + 1, 1);
+    if (!to || !busy) {
+        free(to);
+        free(busy);
+        return pc_nomem(err);
+    }
+    for (size_t i = 0; i < p->sample.n; i++)
+        busy[p->sample.thread[i]] = 1;
+    for (size_t i = 0; i < p->heap.n; i++)
+        busy[p->heap.thread[i]] = 1;
+    for (size_t i = 0; i < p->marker.n; i++)
+        busy[p->marker.thread[i]] = 1;
+    for (size_t t = 0; t < nt; t++)
+        to[t] = busy[t] ? (uint32_t)t : PC_NONE;
+    int st = pc_remap_threads(p, to);
+    free(to);
+    free(busy);
+    return st < 0 ? pc_nomem(err) : PC_OK;
+}
