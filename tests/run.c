@@ -1,5 +1,22 @@
 /* Test runner: runs every registered test (or those whose name contains
- * argv[1]) and ends with the summary line CI reads. */
+ * argv[1]) and ends with the summary line CI reads.
+ *
+ * The tests are laid out like the source; each TEST() registers itself
+ * and the Makefile compiles every .c file under tests/, so a file moves
+ * or is added without a line changing here:
+ *   base/ io/ java/ transform/ write/ cli/   as in src/
+ *   read/simpleperf/ read/perfetto/ read/perfscript/   each reader, on
+ *            the project's own fixtures and on the shared corpus
+ *   convert/ whole conversions: the corpus against simpleperf's own
+ *            converter and the real Firefox Profiler, damaged and hostile
+ *            input, the fuzzers' saved inputs, the archive's exports
+ *   docs/    the documentation against the binary
+ *   support/ what tests share: the harness (t.h), fixtures and the
+ *            encoders that make them, the corpus, readers and validators
+ *            of every output format, and the tests of those tools
+ * Tests are in the test_*.c files (but for support/test_util.c, helpers
+ * every test uses); the other files help them, read/perfetto/pf_*.c that
+ * folder's tests alone. */
 #include "t.h"
 
 #include <stdarg.h>
