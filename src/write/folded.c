@@ -16,54 +16,13 @@
 
 #include "base/error.h"
 #include "base/hashtab.h"
+#include "write/sums.h"
 #include "write/write.h"
-
-typedef struct fold {
-    uint32_t *thread, *stack, *heap;
-    int64_t *value;
-    size_t n, cap;
-    pc_htab idx;
-} fold;
 
 typedef struct line {
     char *text;
     int64_t value;
 } line;
-
-static void fold_free(fold *f)
-{
-    free(f->thread);
-    free(f->stack);
-    free(f->heap);
-    free(f->value);
-    pc_htab_free(&f->idx);
-}
-
-/* Adds value to the (thread, stack, heap) entry.  Returns 0, or -1 when
- * out of memory. */
-static int fold_add(fold *f, uint32_t thread, uint32_t stack, uint32_t heap, int64_t value)
-{
-    pc_probe pr;
-    if (pc_htab_reserve(&f->idx, f->n + 1) < 0)
-        return -1;
-    uint64_t key = (uint64_t)thread << 32 ^ stack ^ (uint64_t)heap * 0x9e3779b97f4a7c15ULL;
-    pc_probe_start(&f->idx, pc_mix64(key), &pr);
-    for (uint32_t i; (i = pc_probe_next(&f->idx, &pr)) != PC_NONE;)
-        if (f->stack[i] == stack && f->thread[i] == thread && f->heap[i] == heap) {
-            f->value[i] = pc_sat_add(f->value[i], value);
-            return 0;
-        }
-    struct pc_col cols[] = {PC_COL(f->thread), PC_COL(f->stack), PC_COL(f->heap),
-                            PC_COL(f->value)};
-    if (pc_grow_cols(&f->cap, f->n + 1, cols, 4) < 0)
-        return -1;
-    f->thread[f->n] = thread;
-    f->stack[f->n] = stack;
-    f->heap[f->n] = heap;
-    f->value[f->n] = value;
-    pc_htab_insert(&f->idx, &pr, (uint32_t)f->n++);
-    return 0;
-}
 
 /* Model stacks re-interned over (function, mark): fs_of[stack] is the
  * function stack of a model stack; a function stack's prefix comes
@@ -170,14 +129,14 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /* Renders entry i of f into t (emptied first). */
-static void render(const pc_profile *p, const pc_write_options *o, const fold *f,
+static void render(const pc_profile *p, const pc_write_options *o, const pc_sums *f,
                    const fstacks *fs, size_t i, const uint32_t *main_of, int several_heaps,
                    uint32_t *chain, text *t)
 {
     uint32_t th = f->thread[i];
     t->len = 0;
     put(t, "", 0);
-    int heap = f->heap[i] != PC_NONE;
+    int heap = f->key[i] != PC_NONE;
     if (o->folded_prefix & (PC_FOLDED_PROCESS | (heap ? PC_FOLDED_THREAD : 0))) {
         uint32_t name = pc_process_label(p, th, main_of[th]);
         if (name != PC_NONE)
@@ -191,7 +150,7 @@ static void render(const pc_profile *p, const pc_write_options *o, const fold *f
     if (heap && several_heaps && o->folded_prefix) {
         if (t->len)
             put(t, ";", 1);
-        put_name(t, pc_str(&p->str, f->heap[i]));
+        put_name(t, pc_str(&p->str, f->key[i]));
     }
     if (!heap && (o->folded_prefix & PC_FOLDED_THREAD)) {
         if (t->len)
@@ -216,7 +175,7 @@ static void render(const pc_profile *p, const pc_write_options *o, const fold *f
 
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err)
 {
-    fold f = {0};
+    pc_sums f = {0};
     fstacks fs = {0};
     size_t nt = p->thread.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
@@ -245,8 +204,8 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
 #define FSTACK(st) ((st) == PC_NONE ? PC_NONE : fs.of[st])
     if (p->sample.n) {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (fold_add(&f, p->sample.thread[i], FSTACK(p->sample.stack[i]), PC_NONE,
-                         o->folded_counts ? 1 : p->sample.weight[i]) < 0)
+            if (pc_sums_add(&f, p->sample.thread[i], FSTACK(p->sample.stack[i]), PC_NONE, 1,
+                            o->folded_counts ? 1 : p->sample.weight[i]) < 0)
                 goto oom;
     } else {
         for (size_t i = 0; i < p->heap.n; i++) {
@@ -254,15 +213,15 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
                 continue;
             several_heaps |= p->heap.heap[i] != p->heap.heap[0];
             uint64_t v = o->folded_counts ? pc_heap_count(p, i) : pc_heap_value(p, i);
-            if (fold_add(&f, p->heap.thread[i], FSTACK(p->heap.stack[i]), p->heap.heap[i],
-                         v > INT64_MAX ? INT64_MAX : (int64_t)v) < 0)
+            if (pc_sums_add(&f, p->heap.thread[i], FSTACK(p->heap.stack[i]), p->heap.heap[i], 1,
+                            v > INT64_MAX ? INT64_MAX : (int64_t)v) < 0)
                 goto oom;
         }
     }
     if (!(lines = malloc((f.n + 1) * sizeof *lines)))
         goto oom;
     for (size_t i = 0; i < f.n; i++) {
-        if (f.value[i] == 0)
+        if (f.weight[i] == 0)
             continue;
         render(p, o, &f, &fs, i, main_of, several_heaps, chain, &t);
         if (t.oom)
@@ -271,7 +230,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
             continue;
         if (!(lines[n_lines].text = strdup(t.s)))
             goto oom;
-        lines[n_lines++].value = f.value[i];
+        lines[n_lines++].value = f.weight[i];
     }
     pc_qsort(lines, n_lines, sizeof *lines, cmp_line);
     for (size_t i = 0; i < n_lines;) {
@@ -297,7 +256,7 @@ done:
     free(depth);
     free(order);
     free(main_of);
-    fold_free(&f);
+    pc_sums_free(&f);
     fstacks_free(&fs);
     return status;
 }

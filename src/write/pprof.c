@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/hashtab.h"
 #include "base/pbwire.h"
+#include "write/sums.h"
 #include "write/write.h"
 
 enum {
@@ -124,51 +125,6 @@ static void value_type(pb_buf *b, pc_sink *s, uint32_t field, int64_t type, int6
     flush(b, s);
 }
 
-/* Samples summed per (thread, stack, event). */
-typedef struct agg {
-    uint32_t *thread, *stack, *event;
-    int64_t *count, *weight;
-    size_t n, cap;
-    pc_htab idx;
-} agg;
-
-static int agg_add(agg *a, uint32_t thread, uint32_t stack, uint32_t event, int64_t count,
-                   int64_t weight)
-{
-    pc_probe pr;
-    if (pc_htab_reserve(&a->idx, a->n + 1) < 0)
-        return -1;
-    uint64_t key = ((uint64_t)thread << 32 | stack) ^ (uint64_t)event * 0x9e3779b97f4a7c15ULL;
-    pc_probe_start(&a->idx, pc_mix64(key), &pr);
-    for (uint32_t i; (i = pc_probe_next(&a->idx, &pr)) != PC_NONE;)
-        if (a->stack[i] == stack && a->thread[i] == thread && a->event[i] == event) {
-            a->count[i] = pc_sat_add(a->count[i], count);
-            a->weight[i] = pc_sat_add(a->weight[i], weight);
-            return 0;
-        }
-    struct pc_col cols[] = {PC_COL(a->thread), PC_COL(a->stack), PC_COL(a->event),
-                            PC_COL(a->count), PC_COL(a->weight)};
-    if (pc_grow_cols(&a->cap, a->n + 1, cols, 5) < 0)
-        return -1;
-    a->thread[a->n] = thread;
-    a->stack[a->n] = stack;
-    a->event[a->n] = event;
-    a->count[a->n] = count;
-    a->weight[a->n] = weight;
-    pc_htab_insert(&a->idx, &pr, (uint32_t)a->n++);
-    return 0;
-}
-
-static void agg_free(agg *a)
-{
-    free(a->thread);
-    free(a->stack);
-    free(a->event);
-    free(a->count);
-    free(a->weight);
-    pc_htab_free(&a->idx);
-}
-
 /* The heap's six values of row i, in the order of heap_types. */
 static const char *const heap_types[6][2] = {
     {"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"free_objects", "count"},
@@ -246,7 +202,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
     size_t nt = p->thread.n, ne = p->event.n;
     int64_t pid = o->pprof_pid;
     strings t = {0};
-    agg a = {0};
+    pc_sums a = {0};
     pb_buf b = {0};
     uint32_t *order = malloc((nt + 1) * sizeof *order);
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
@@ -317,14 +273,14 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
             if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], pid) &&
-                agg_add(&a, p->sample.thread[i], p->sample.stack[i], p->sample.event[i], 1,
+                pc_sums_add(&a, p->sample.thread[i], p->sample.stack[i], p->sample.event[i], 1,
                         p->sample.weight[i]) < 0)
                 goto oom;
         for (size_t i = 0; i < a.n; i++) {
             for (size_t v = 0; v < nv; v++)
                 values[v] = 0;
-            values[ev_index[a.event[i]]] = a.count[i];
-            values[ev_index[a.event[i]] + 1] = a.weight[i];
+            values[ev_index[a.key[i]]] = a.count[i];
+            values[ev_index[a.key[i]] + 1] = a.weight[i];
             for (uint32_t st = a.stack[i]; st != PC_NONE && !used_stack[st];
                  st = p->stack.prefix[st])
                 used_stack[st] = 1;
@@ -452,7 +408,7 @@ done:
     free(t.owned);
     free(t.s);
     free(t.of_sid);
-    agg_free(&a);
+    pc_sums_free(&a);
     pb_buf_free(&b);
     free(order);
     free(main_of);
