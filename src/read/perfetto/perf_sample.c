@@ -91,7 +91,7 @@ static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
         snprintf(name, sizeof name, "cpu-clock");
     /* What a sample stands for when it carries no counter value: the
      * period, in ns for the clocks. */
-    int clock = strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
+    int clock = pc_perf_clock_event(name);
     s->nominal = period ? period : clock && freq ? 1000000000 / freq : 0;
     s->event_unit = clock ? PC_UNIT_NS : PC_UNIT_COUNT;
     if (custom[0] && strcmp(custom, name) != 0) {
