@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/grow.h"
 #include "transform/transform.h"
 
 typedef struct range {
@@ -59,14 +60,8 @@ static ranges *ranges_for(ranges **list, size_t *n, int64_t id)
 
 static int add_range(ranges *rs, uint64_t begin, uint64_t end)
 {
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 8;
-        range *r = realloc(rs->r, cap * sizeof *r);
-        if (!r)
-            return -1;
-        rs->r = r;
-        rs->cap = cap;
-    }
+    if (pc_grow(&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r, 8) < 0)
+        return -1;
     rs->r[rs->n].begin = begin;
     rs->r[rs->n].end = end;
     rs->n++;

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/hashtab.h"
 #include "base/pbwire.h"
+#include "base/grow.h"
 #include "write/sums.h"
 #include "write/write.h"
 
@@ -37,23 +38,23 @@ typedef struct strings {
     int oom;
 } strings;
 
+/* Appends s to the table; its index, or 0 when out of memory. */
+static int64_t push_text(strings *t, const char *s)
+{
+    if (pc_grow(&t->s, &t->cap, t->n + 1, sizeof *t->s, 64) < 0) {
+        t->oom = 1;
+        return 0;
+    }
+    t->s[t->n] = s;
+    return (int64_t)t->n++;
+}
+
 static int64_t add_text(strings *t, const char *s)
 {
     for (size_t i = 0; i < t->n; i++)
         if (strcmp(t->s[i], s) == 0)
             return (int64_t)i;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        const char **ns = realloc(t->s, cap * sizeof *ns);
-        if (!ns) {
-            t->oom = 1;
-            return 0;
-        }
-        t->s = ns;
-        t->cap = cap;
-    }
-    t->s[t->n] = s;
-    return (int64_t)t->n++;
+    return push_text(t, s);
 }
 
 /* A literal: literals are few and looked up once each, by scanning. */
@@ -68,18 +69,7 @@ static int64_t str_sid(strings *t, const pc_profile *p, uint32_t sid)
         return 0;
     if (t->of_sid[sid])
         return t->of_sid[sid];
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        const char **ns = realloc(t->s, cap * sizeof *ns);
-        if (!ns) {
-            t->oom = 1;
-            return 0;
-        }
-        t->s = ns;
-        t->cap = cap;
-    }
-    t->s[t->n] = pc_str(&p->str, sid);
-    return t->of_sid[sid] = (int64_t)t->n++;
+    return t->of_sid[sid] = push_text(t, pc_str(&p->str, sid));
 }
 
 /* A formatted string, owned by the table. */

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/grow.h"
 #include "write/write.h"
 
 /* One output profile: thread t's samples of event ev (PC_NONE: all of
@@ -96,14 +97,8 @@ static void ss_free(ss_state *st)
 static int add_prof(ss_state *st, uint32_t thread, uint32_t event, uint32_t heap,
                     size_t begin, size_t end)
 {
-    if (st->n_prof == st->cap_prof) {
-        size_t cap = st->cap_prof ? st->cap_prof * 2 : 16;
-        ss_prof *np = realloc(st->prof, cap * sizeof *np);
-        if (!np)
-            return -1;
-        st->prof = np;
-        st->cap_prof = cap;
-    }
+    if (pc_grow(&st->prof, &st->cap_prof, st->n_prof + 1, sizeof *st->prof, 16) < 0)
+        return -1;
     ss_prof *pr = &st->prof[st->n_prof++];
     pr->thread = thread;
     pr->event = event;

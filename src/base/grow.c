@@ -1,0 +1,30 @@
+/* Growing an array by doubling (see grow.h). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+
+int pc_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : first ? first : 1;
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            return -1;
+        c *= 2;
+    }
+    if (c > SIZE_MAX / size)
+        return -1;
+    /* The caller's pointer is read and written as bytes: it may point to
+     * any object type. */
+    void *old;
+    memcpy(&old, items, sizeof old);
+    void *grown = realloc(old, c * size);
+    if (!grown)
+        return -1;
+    memcpy(items, &grown, sizeof grown);
+    *cap = c;
+    return 0;
+}
