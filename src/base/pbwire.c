@@ -98,6 +98,18 @@ int pb_expect(pb_reader *r, const pb_field *f, uint32_t wt)
     return fail(r, PB_EEXPECT, f->at);
 }
 
+int pb_next_checked(pb_reader *r, pb_field *f, const uint8_t *expect, size_t n_expect,
+                    int packed)
+{
+    int got = pb_next(r, f);
+    if (got <= 0 || f->number >= n_expect || expect[f->number] == PB_ANY ||
+        f->wiretype == expect[f->number])
+        return got;
+    if (packed && expect[f->number] == PB_VARINT && f->wiretype == PB_LEN)
+        return got;
+    return pb_expect(r, f, expect[f->number]) < 0 ? -1 : got;
+}
+
 int pb_packed_varint(pb_reader *r, uint64_t *out)
 {
     if (r->p >= r->end)

@@ -73,6 +73,17 @@ int pb_next(pb_reader *r, pb_field *f);
  * field's tag and returns -1. */
 int pb_expect(pb_reader *r, const pb_field *f, uint32_t wt);
 
+/* In a table of expected wire types by field number: a field whose wire
+ * type is not checked. */
+#define PB_ANY 0xff
+
+/* The next field of r, its wire type checked when its number is below
+ * n_expect and expect[number] is not PB_ANY; with packed, a PB_LEN field
+ * passes where PB_VARINT is expected (repeated scalars may come packed).
+ * Returns 1, 0 at the end, or -1 with r->err and r->err_at set. */
+int pb_next_checked(pb_reader *r, pb_field *f, const uint8_t *expect, size_t n_expect,
+                    int packed);
+
 /* Decodes one varint from [*p, end), advancing *p.  Returns 0 or an
  * enum pb_error (and leaves *p unchanged on error). */
 int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);

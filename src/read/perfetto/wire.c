@@ -40,20 +40,9 @@ int pf_wire_fail(pf_reader *r, const pb_reader *pr, const char *what)
 int pf_next(pf_reader *r, pb_reader *pr, pb_field *f, const uint8_t *expect,
             size_t n_expect, const char *what)
 {
-    int got = pb_next(pr, f);
-    if (got < 0) {
+    int got = pb_next_checked(pr, f, expect, n_expect, 1);
+    if (got < 0)
         pf_wire_fail(r, pr, what);
-        return -1;
-    }
-    if (got && f->number < n_expect && expect[f->number] != ANY &&
-        f->wiretype != expect[f->number]) {
-        /* Repeated scalars may come packed: LEN where VARINT is declared. */
-        if (!(expect[f->number] == V && f->wiretype == L)) {
-            pb_expect(pr, f, expect[f->number]);
-            pf_wire_fail(r, pr, what);
-            return -1;
-        }
-    }
     return got;
 }
 

@@ -71,18 +71,13 @@ static int wire_fail(dec *d, const pb_reader *pr)
     return -1;
 }
 
-/* Reads the next field of pr, checking the wire type of known fields via
- * expect[number] (0xff: any).  Returns 1, 0 at the end, -1 on error. */
+/* The next field of pr, known fields' wire types checked against
+ * expect[number].  Returns 1, 0 at the end, -1 on error. */
 static int next_any_field(dec *d, pb_reader *pr, pb_field *f,
                           const uint8_t *expect, size_t n_expect)
 {
-    int got = pb_next(pr, f);
-    if (got < 0)
-        return wire_fail(d, pr);
-    if (got && f->number < n_expect && expect[f->number] != 0xff &&
-        pb_expect(pr, f, expect[f->number]) < 0)
-        return wire_fail(d, pr);
-    return got;
+    int got = pb_next_checked(pr, f, expect, n_expect, 0);
+    return got < 0 ? wire_fail(d, pr) : got;
 }
 
 /* next_any_field, counting the fields past expect[]: a newer simpleperf
@@ -126,7 +121,7 @@ static sp_str as_str(const pb_field *f)
 
 #define V PB_VARINT
 #define L PB_LEN
-#define ANY 0xff
+#define ANY PB_ANY
 
 static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
 {
