@@ -14,6 +14,20 @@
  * Objects returned through an out-parameter belong to the caller, who
  * releases them with the matching *_close or *_free function; on failure
  * nothing is returned and nothing needs releasing.
+ *
+ * Options.  A NULL options pointer means the defaults of the matching
+ * *_init function; a value out of its range is PC_EUSAGE, never clamped.
+ * Messages name options by their fields ("options.max_depth",
+ * "write_options.format").
+ *
+ * Threads.  The library keeps no state between calls but for the list of
+ * partial outputs, which is safe to use from any thread and from a signal
+ * handler.  Distinct objects may be used on distinct threads at once.  A
+ * converted profile is read-only to the writers: one profile may be
+ * written by several threads at once, in any formats, to memory or to
+ * distinct files.  An input is used by one thread at a time.  The log and
+ * progress callbacks are called on the thread that called the function
+ * they were given to.
  */
 #ifndef PROFCONV_H
 #define PROFCONV_H
