@@ -41,49 +41,40 @@ static int is_java(const pc_profile *p, uint32_t frame)
     return 0;
 }
 
+/* Renames the Java frames the mapping files know.  Samples carry no line
+ * numbers, so each frame gets one name (deobf.h). */
 static int deobfuscate(pc_profile *p, const pc_options *o, pc_error *err)
 {
     pc_proguard m;
+    pc_deobf_result r;
     int st = PC_OK;
     memset(&m, 0, sizeof m);
+    memset(&r, 0, sizeof r);
     for (size_t i = 0; i < o->proguard_mapping_files.n && st == PC_OK; i++)
         st = pc_proguard_load(&m, o->proguard_mapping_files.items[i], err);
-    size_t renamed = 0, cap = 0;
-    char *buf = NULL;
+    size_t renamed = 0;
     for (size_t f = 0; st == PC_OK && f < p->frame.n; f++) {
         if (!is_java(p, (uint32_t)f))
             continue;
         uint32_t func = p->frame.func[f];
-        pc_retrace r;
-        if (!pc_proguard_lookup(&m, pc_str(&p->str, p->func.name[func]),
-                                pc_str_len(&p->str, p->func.name[func]), &r))
+        int got = pc_deobf_lookup(&m, PC_NONE, pc_str(&p->str, p->func.name[func]),
+                                  pc_str_len(&p->str, p->func.name[func]), 0, &r);
+        if (got < 0) {
+            st = nomem(err);
+            break;
+        }
+        if (!got)
             continue;
-        size_t n = r.prefix_len + 1 + r.method_len;
-        if (n > cap) {
-            char *b = realloc(buf, n);
-            if (!b) {
-                st = nomem(err);
-                break;
-            }
-            buf = b;
-            cap = n;
-        }
-        size_t k = 0;
-        if (r.prefix_len) {
-            memcpy(buf, r.prefix, r.prefix_len);
-            buf[r.prefix_len] = '.';
-            k = r.prefix_len + 1;
-        }
-        memcpy(buf + k, r.method, r.method_len);
-        k += r.method_len;
-        p->frame.func[f] = pc_func(p, pc_intern(p, buf, k), p->func.res[func]);
+        size_t n;
+        const char *name = pc_deobf_name(&r, 0, &n);
+        p->frame.func[f] = pc_func(p, pc_intern(p, name, n), p->func.res[func]);
         renamed++;
         if (p->oom)
             st = nomem(err);
     }
     if (st == PC_OK)
         pc_log(o, PC_LOG_INFO, "deobfuscated %zu Java frames", renamed);
-    free(buf);
+    pc_deobf_result_free(&r);
     pc_proguard_free(&m);
     return st;
 }

@@ -17,12 +17,15 @@
 static const char *retrace(const pc_proguard *m, const char *name)
 {
     static char buf[512];
-    pc_retrace r;
-    if (!pc_proguard_lookup(m, name, strlen(name), &r))
-        return "(not mapped)";
-    snprintf(buf, sizeof buf, "%.*s%s%.*s%s", (int)r.prefix_len, r.prefix,
-             r.prefix_len ? "." : "", (int)r.method_len, r.method,
-             r.synthesized ? " [synthesized]" : "");
+    pc_deobf_result r;
+    memset(&r, 0, sizeof r);
+    int got = pc_deobf_lookup(m, PC_NONE, name, strlen(name), 0, &r);
+    if (got <= 0)
+        snprintf(buf, sizeof buf, "%s", got < 0 ? "(out of memory)" : "(not mapped)");
+    else
+        snprintf(buf, sizeof buf, "%s%s", pc_deobf_name(&r, 0, NULL),
+                 r.synthesized ? " [synthesized]" : "");
+    pc_deobf_result_free(&r);
     return buf;
 }
 
@@ -46,14 +49,13 @@ TEST(proguard_mapping_format)
     pc_error err;
     memset(&m, 0, sizeof m);
     T_EQ_INT(pc_proguard_parse(&m, text, sizeof text - 1, "mapping.txt", &err), PC_OK);
-    /* Two methods map to "a": the later wins, and it was inlined from
-     * another class, so it keeps its own class name. */
-    T_EQ_STR(retrace(&m, "a.b.a"), "com.example.Helper.inlined");
+    /* Two methods map to "a" on separate ranges, one moved from another
+     * class (it keeps that class's name): without a line, both. */
+    T_EQ_STR(retrace(&m, "a.b.a"), "com.example.Foo.run | com.example.Helper.inlined");
     T_EQ_STR(retrace(&m, "a.b.b"), "com.example.Foo.run");
     T_EQ_STR(retrace(&m, "a.b.b(int)"), "com.example.Foo.run");
     T_EQ_STR(retrace(&m, "a.b.<init>"), "com.example.Foo.<init>");
-    /* A synthesized method does not replace an earlier one of that name;
-     * a later plain one does. */
+    /* A synthesized method gives way to a plain one of that name. */
     T_EQ_STR(retrace(&m, "a.b.c"), "com.example.Foo.c");
     /* Only the class is obfuscated. */
     T_EQ_STR(retrace(&m, "a.b.unknownMethod"), "com.example.Foo.unknownMethod");
