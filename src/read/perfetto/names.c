@@ -128,36 +128,19 @@ static uint32_t symbol_at(const pf_reader *r, const symbols *s, uint32_t m, uint
 
 /* ---- Deobfuscation ---- */
 
+/* A frame's package for the lookup: a package of the mapping, PC_NONE
+ * when not known (the mapping's one package is used then), or FOREIGN:
+ * an app's code whose package the mapping does not name. */
+#define FOREIGN (PC_NONE - 1)
+
 typedef struct deobf {
-    pc_htab cls_idx;        /* (package, obfuscated class) -> class */
-    uint32_t *m0, *nm;      /* per class: its methods in meth[] */
-    uint32_t only_pkg;      /* the one package with mappings, or PC_NONE */
-    uint32_t *frame_pkg;    /* per frame: package, or PC_NONE */
+    uint32_t *frame_pkg;    /* per frame; NULL: no mapping */
+    pc_deobf_result res;
 } deobf;
-
-static uint64_t cls_hash(uint32_t pkg, const char *s, size_t n)
-{
-    return pc_mix64(pc_hash_bytes(s, n) ^ pkg);
-}
-
-static uint32_t find_class(const pf_reader *r, const deobf *d, uint32_t pkg,
-                           const char *s, size_t n)
-{
-    const pc_strtab *st = &r->p->str;
-    pc_probe pr;
-    if (!r->cls.n)
-        return PC_NONE;
-    pc_probe_start(&d->cls_idx, cls_hash(pkg, s, n), &pr);
-    for (uint32_t c; (c = pc_probe_next(&d->cls_idx, &pr)) != PC_NONE;)
-        if (r->cls.pkg[c] == pkg && pc_str_len(st, r->cls.obf[c]) == n &&
-            memcmp(pc_str(st, r->cls.obf[c]), s, n) == 0)
-            return c;
-    return PC_NONE;
-}
 
 /* The package of an app's code from where Android installs it:
  * /data/app/[~~XXX==/]com.example.app-YYY==/base.apk. */
-static uint32_t package_of_path(pf_reader *r, uint32_t path)
+static uint32_t package_of_path(const pf_reader *r, uint32_t path)
 {
     const char *s = pc_str(&r->p->str, path);
     const char *a = strstr(s, "/data/app/");
@@ -173,31 +156,27 @@ static uint32_t package_of_path(pf_reader *r, uint32_t path)
     size_t n = 0;
     while (a[n] && a[n] != '-' && a[n] != '/')
         n++;
-    return n ? pc_str_find(&r->p->str, a, n) : PC_NONE;
+    if (!n)
+        return PC_NONE;
+    uint32_t pkg = pc_deobf_package(&r->deobf, a, n);
+    return pkg == PC_NONE ? FOREIGN : pkg;
 }
 
 /* The package a process runs: its name up to any ":service" suffix, when
- * a deobfuscation mapping names that package. */
-static uint32_t package_of_process(pf_reader *r, int64_t pid)
+ * the mapping names that package. */
+static uint32_t package_of_process(const pf_reader *r, int64_t pid)
 {
     uint32_t name = pc_process_name(r->p, pid);
     if (name == PC_NONE)
         return PC_NONE;
     const char *s = pc_str(&r->p->str, name);
-    size_t n = strcspn(s, ":");
-    uint32_t pkg = pc_str_find(&r->p->str, s, n);
-    for (size_t c = 0; pkg != PC_NONE && c < r->cls.n; c++)
-        if (r->cls.pkg[c] == pkg)
-            return pkg;
-    return PC_NONE;
+    return pc_deobf_package(&r->deobf, s, strcspn(s, ":"));
 }
 
 static void deobf_free(deobf *d)
 {
-    pc_htab_free(&d->cls_idx);
-    free(d->m0);
-    free(d->nm);
     free(d->frame_pkg);
+    pc_deobf_result_free(&d->res);
 }
 
 /* Marks the frames of stack (and its prefixes) with package pkg where
@@ -217,56 +196,37 @@ static int deobf_init(pf_reader *r, deobf *d)
 {
     pc_profile *p = r->p;
     memset(d, 0, sizeof *d);
-    d->only_pkg = PC_NONE;
-    if (!r->cls.n)
+    if (!r->deobf.cls.n)
         return 0;
-    d->m0 = calloc(r->cls.n, sizeof *d->m0);
-    d->nm = calloc(r->cls.n, sizeof *d->nm);
-    d->frame_pkg = malloc((p->frame.n + 1) * sizeof *d->frame_pkg);
-    if (!d->m0 || !d->nm || !d->frame_pkg || pc_htab_reserve(&d->cls_idx, r->cls.n + 1) < 0)
+    if (pc_deobf_seal(&r->deobf) < 0)
         return -1;
-    for (size_t c = 0; c < r->cls.n; c++) {
-        const char *s = pc_str(&p->str, r->cls.obf[c]);
-        size_t n = pc_str_len(&p->str, r->cls.obf[c]);
-        if (find_class(r, d, r->cls.pkg[c], s, n) != PC_NONE)
-            continue;   /* the first mapping of a class wins */
-        pc_probe pr;
-        pc_probe_start(&d->cls_idx, cls_hash(r->cls.pkg[c], s, n), &pr);
-        while (pc_probe_next(&d->cls_idx, &pr) != PC_NONE)
-            ;
-        pc_htab_insert(&d->cls_idx, &pr, (uint32_t)c);
+    d->frame_pkg = malloc((p->frame.n + 1) * sizeof *d->frame_pkg);
+    uint32_t *thread_pkg = malloc((p->thread.n + 1) * sizeof *thread_pkg);
+    uint8_t *seen = calloc(p->stack.n + 1, 1);
+    if (!d->frame_pkg || !thread_pkg || !seen) {
+        free(thread_pkg);
+        free(seen);
+        return -1;
     }
-    /* Methods were appended right after their class. */
-    for (size_t m = 0; m < r->meth.n; m++) {
-        uint32_t c = r->meth.cls[m];
-        if (!d->nm[c])
-            d->m0[c] = (uint32_t)m;
-        d->nm[c]++;
-    }
-    d->only_pkg = r->cls.pkg[0];
-    for (size_t c = 1; c < r->cls.n; c++)
-        if (r->cls.pkg[c] != d->only_pkg)
-            d->only_pkg = PC_NONE;
-
     /* A frame's package: from its app's install path, else from the
      * process whose samples reach it first. */
     for (size_t f = 0; f < p->frame.n; f++) {
         uint32_t m = f < r->fr.n ? r->fr.map[f] : PC_NONE;
         d->frame_pkg[f] = m == PC_NONE ? PC_NONE : package_of_path(r, r->map.name[m]);
     }
-    uint8_t *seen = calloc(p->stack.n + 1, 1);
-    if (!seen)
-        return -1;
+    for (size_t t = 0; t < p->thread.n; t++)
+        thread_pkg[t] = package_of_process(r, p->thread.pid[t]);
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t pkg = package_of_process(r, p->thread.pid[p->sample.thread[i]]);
+        uint32_t pkg = thread_pkg[p->sample.thread[i]];
         if (pkg != PC_NONE)
             mark_stack(p, p->sample.stack[i], pkg, seen, d->frame_pkg);
     }
     for (size_t i = 0; i < p->heap.n; i++) {
-        uint32_t pkg = package_of_process(r, p->thread.pid[p->heap.thread[i]]);
+        uint32_t pkg = thread_pkg[p->heap.thread[i]];
         if (pkg != PC_NONE)
             mark_stack(p, p->heap.stack[i], pkg, seen, d->frame_pkg);
     }
+    free(thread_pkg);
     free(seen);
     return 0;
 }
@@ -293,128 +253,27 @@ static int sids_push(sids *s, uint32_t id)
     return 0;
 }
 
-/* The full name of a deobfuscated method: a method moved from another
- * class is mapped with its class already. */
-static uint32_t method_name(pf_reader *r, uint32_t cls, uint32_t meth)
+/* Appends to out the deobfuscated names of the Java frame name (a string
+ * id) of frame f at obfuscated line `line` (0: unknown), outermost first,
+ * as java/deobf.h looks them up: a known line expands its inline chain.
+ * Returns the number of names appended, 0 when the mapping does not name
+ * the frame, or -1 when out of memory. */
+static int deobfuscate(pf_reader *r, deobf *d, uint32_t f, uint32_t name, uint32_t line,
+                       sids *out)
 {
     pc_profile *p = r->p;
-    const char *m = pc_str(&p->str, meth);
-    if (strchr(m, '.'))
-        return meth;
-    size_t cn = pc_str_len(&p->str, cls), mn = pc_str_len(&p->str, meth);
-    char *buf = malloc(cn + mn + 2);
-    if (!buf)
-        return PC_NONE;
-    memcpy(buf, pc_str(&p->str, cls), cn);
-    buf[cn] = '.';
-    memcpy(buf + cn + 1, pc_str(&p->str, meth), mn + 1);
-    uint32_t id = pc_intern(p, buf, cn + mn + 1);
-    free(buf);
-    return id;
-}
-
-static int cmp_str_ids(const void *a, const void *b, const void *ctx)
-{
-    const pf_reader *r = ctx;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return strcmp(pc_str(&r->p->str, x), pc_str(&r->p->str, y));
-}
-
-/* Appends to out the deobfuscated names of the Java frame "cls.method"
- * (string id name) at obfuscated line `line` (0: unknown), outermost
- * first.  R8 lists a method's inlined callees before it under the same
- * line range, so a known line picks that chain; otherwise every method
- * the obfuscated name may stand for is named, "A | B".  Returns the
- * number of names appended, 0 when the class is not in the mapping, or
- * -1 when out of memory. */
-static int deobfuscate(pf_reader *r, const deobf *d, uint32_t pkg, uint32_t name,
-                       uint32_t line, sids *out)
-{
-    pc_profile *p = r->p;
-    const char *s = pc_str(&p->str, name);
-    const char *dot = strrchr(s, '.');
-    size_t cls_len = dot ? (size_t)(dot - s) : strlen(s);
-    uint32_t c = PC_NONE;
-    if (pkg != PC_NONE)
-        c = find_class(r, d, pkg, s, cls_len);
-    if (c == PC_NONE && pkg == PC_NONE && d->only_pkg != PC_NONE)
-        c = find_class(r, d, d->only_pkg, s, cls_len);
-    if (c == PC_NONE)
+    uint32_t pkg = d->frame_pkg[f];
+    if (pkg == FOREIGN)
         return 0;
-    uint32_t meth = dot ? pc_str_find(&p->str, dot + 1, strlen(dot + 1)) : PC_NONE;
-    uint32_t cls = r->cls.deobf[c];
-    sids found = {0};
-    int ranged = 0;
-    for (uint32_t k = 0; meth != PC_NONE && k < d->nm[c]; k++) {
-        uint32_t m = d->m0[c] + k;
-        if (r->meth.obf[m] != meth)
-            continue;
-        if (line && (r->meth.line_start[m] || r->meth.line_end[m])) {
-            if (line < r->meth.line_start[m] || line > r->meth.line_end[m])
-                continue;
-            if (!ranged)
-                found.n = 0;  /* ranged matches outrank unranged ones */
-            ranged = 1;
-        } else if (ranged) {
-            continue;
-        }
-        if (sids_push(&found, method_name(r, cls, r->meth.deobf[m])) < 0) {
-            free(found.v);
+    int got = pc_deobf_lookup(&r->deobf, pkg, pc_str(&p->str, name),
+                              pc_str_len(&p->str, name), line, &d->res);
+    for (size_t k = 0; got > 0 && k < d->res.n; k++) {
+        size_t n;
+        const char *s = pc_deobf_name(&d->res, k, &n);
+        if (sids_push(out, pc_intern(p, s, n)) < 0)
             return -1;
-        }
     }
-    int n;
-    if (ranged) {
-        /* An inline chain, innermost first in the mapping. */
-        for (size_t k = found.n; k-- > 0;)
-            if (sids_push(out, found.v[k]) < 0) {
-                free(found.v);
-                return -1;
-            }
-        n = (int)found.n;
-    } else if (found.n) {
-        pc_sort_ctx(found.v, found.n, sizeof *found.v, cmp_str_ids, r);
-        size_t len = 0, cap = 64;
-        char *buf = malloc(cap);
-        for (size_t k = 0; buf && k < found.n; k++) {
-            if (k && found.v[k] == found.v[k - 1])
-                continue;
-            size_t l = pc_str_len(&p->str, found.v[k]);
-            if (len + l + 4 > cap) {
-                cap = (len + l + 4) * 2;
-                char *x = realloc(buf, cap);
-                if (!x) {
-                    free(buf);
-                    buf = NULL;
-                    break;
-                }
-                buf = x;
-            }
-            if (len) {
-                memcpy(buf + len, " | ", 3);
-                len += 3;
-            }
-            memcpy(buf + len, pc_str(&p->str, found.v[k]), l);
-            len += l;
-        }
-        int bad = !buf || sids_push(out, pc_intern(p, buf, len)) < 0;
-        free(buf);
-        if (bad) {
-            free(found.v);
-            return -1;
-        }
-        n = 1;
-    } else {
-        /* The class is known, the method is not: rename the class. */
-        uint32_t id = meth == PC_NONE ? cls : method_name(r, cls, meth);
-        if (sids_push(out, id) < 0) {
-            free(found.v);
-            return -1;
-        }
-        n = 1;
-    }
-    free(found.v);
-    return n;
+    return got > 0 ? (int)d->res.n : got;
 }
 
 /* ---- Frames ---- */
@@ -534,12 +393,10 @@ static int expand_inlines(pf_reader *r, const inlines *in, size_t n_frames)
 
 /* The names of frame f, outermost first: its symbol's inline chain, else
  * its function name, each deobfuscated where a mapping applies. */
-static int frame_names(pf_reader *r, const symbols *sy, const deobf *d, uint32_t f,
-                       sids *out)
+static int frame_names(pf_reader *r, const symbols *sy, deobf *d, uint32_t f, sids *out)
 {
     pc_profile *p = r->p;
     uint32_t map = r->fr.map[f], name = r->fr.name[f];
-    uint32_t pkg = d->frame_pkg ? d->frame_pkg[f] : PC_NONE;
     uint32_t sym = r->fr.kind[f] == KIND_SYNTHETIC ? PC_NONE
                                                    : symbol_at(r, sy, map, p->frame.addr[f]);
     out->n = 0;
@@ -547,7 +404,7 @@ static int frame_names(pf_reader *r, const symbols *sy, const deobf *d, uint32_t
         /* Lines are most inlined first. */
         uint32_t l0 = r->sym.line0[sym], nl = r->sym.n_lines[sym];
         for (uint32_t k = nl; k-- > 0;) {
-            int got = d->frame_pkg ? deobfuscate(r, d, pkg, r->line.func[l0 + k],
+            int got = d->frame_pkg ? deobfuscate(r, d, f, r->line.func[l0 + k],
                                                  r->line.line[l0 + k], out)
                                    : 0;
             if (got < 0 || (got == 0 && sids_push(out, r->line.func[l0 + k]) < 0))
@@ -556,7 +413,7 @@ static int frame_names(pf_reader *r, const symbols *sy, const deobf *d, uint32_t
         return 0;
     }
     if (name != PC_NONE) {
-        int got = d->frame_pkg ? deobfuscate(r, d, pkg, name, 0, out) : 0;
+        int got = d->frame_pkg ? deobfuscate(r, d, f, name, 0, out) : 0;
         if (got < 0 || (got == 0 && sids_push(out, name) < 0))
             return -1;
         return 0;
@@ -564,7 +421,7 @@ static int frame_names(pf_reader *r, const symbols *sy, const deobf *d, uint32_t
     return sids_push(out, address_name(r, map, p->frame.addr[f]));
 }
 
-static int name_frames(pf_reader *r, const symbols *sy, const deobf *d)
+static int name_frames(pf_reader *r, const symbols *sy, deobf *d)
 {
     pc_profile *p = r->p;
     size_t nf = r->fr.n;
@@ -675,12 +532,5 @@ void pf_names_free(pf_reader *r)
     free(r->line.func);
     free(r->line.file);
     free(r->line.line);
-    free(r->cls.pkg);
-    free(r->cls.obf);
-    free(r->cls.deobf);
-    free(r->meth.cls);
-    free(r->meth.obf);
-    free(r->meth.deobf);
-    free(r->meth.line_start);
-    free(r->meth.line_end);
+    pc_deobf_free(&r->deobf);
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/pbwire.h"
+#include "java/deobf.h"
 #include "model/model.h"
 #include "read/read.h"
 #include "read/perfetto/clock.h"
@@ -202,16 +203,9 @@ typedef struct pf_reader {
         size_t n, cap;
     } line;
 
-    /* DeobfuscationMapping: classes, and methods of a class. */
-    struct {
-        uint32_t *pkg, *obf, *deobf;
-        size_t n, cap;
-    } cls;
-    struct {
-        uint32_t *cls, *obf, *deobf;
-        uint32_t *line_start, *line_end;  /* obfuscated lines; 0, 0: any */
-        size_t n, cap;
-    } meth;
+    /* DeobfuscationMapping packets, read into the deobfuscation model
+     * that mapping files also feed (java/deobf.h). */
+    pc_deobf deobf;
 
     uint16_t chrome_event;
     pf_stats st;

@@ -2,6 +2,8 @@
  * reader's tables.  They are often appended to a trace after the
  * samples they name, so they are only collected here; names.c applies
  * them once the whole trace is read. */
+#include <string.h>
+
 #include "read/perfetto/reader.h"
 
 int pf_on_module_symbols(pf_reader *r, pb_reader *pr)
@@ -92,78 +94,88 @@ int pf_on_module_symbols(pf_reader *r, pb_reader *pr)
     return got < 0 ? pf_wire_fail(r, pr, "ModuleSymbols") : PC_OK;
 }
 
+/* Classes and methods go into the deobfuscation model at once (its
+ * strings are its own); names.c looks frames up in it at the end.  A
+ * class without an obfuscated name is skipped, one without a
+ * deobfuscated name keeps its name; fields (obfuscated_members) are not
+ * used, frames name methods only. */
 int pf_on_deobfuscation(pf_reader *r, pb_reader *pr)
 {
     static const uint8_t ex[] = {ANY, L, V, L};
-    pc_profile *p = r->p;
     pb_field f;
     int got;
-    uint32_t pkg = PC_NONE;
+    const char *pkg = "";
+    size_t pkg_len = 0;
     pb_reader scan = *pr;
     while ((got = NEXT(r, &scan, &f, ex, "DeobfuscationMapping")) > 0)
-        if (f.number == 1)
-            pkg = pc_intern(p, f.data, f.len);
+        if (f.number == 1) {
+            pkg = (const char *)f.data;
+            pkg_len = f.len;
+        }
     if (got < 0)
         return r->err->status;
-    if (pkg == PC_NONE && (pkg = pc_intern(p, "", 0)) == PC_NONE)
-        return pf_nomem(r);
     while ((got = pb_next(pr, &f)) > 0) {
         if (f.number != 3 || f.wiretype != L)
             continue;
         static const uint8_t cex[] = {ANY, L, L, L, L};
         pb_reader sub, ms;
         pb_field g, h;
-        uint32_t obf = PC_NONE, deobf = PC_NONE;
+        const char *obf = NULL, *deobf = NULL;
+        size_t obf_len = 0, deobf_len = 0;
+        int has_obf = 0, has_deobf = 0;
         pb_reader_sub(pr, &f, &sub);
         pb_reader cscan = sub;
         while ((got = NEXT(r, &cscan, &g, cex, "ObfuscatedClass")) > 0) {
-            if (g.number == 1)
-                obf = pc_intern(p, g.data, g.len);
-            else if (g.number == 2)
-                deobf = pc_intern(p, g.data, g.len);
+            if (g.number == 1) {
+                obf = (const char *)g.data;
+                obf_len = g.len;
+                has_obf = 1;
+            } else if (g.number == 2) {
+                deobf = (const char *)g.data;
+                deobf_len = g.len;
+                has_deobf = 1;
+            }
         }
         if (got < 0)
             return r->err->status;
-        if (obf == PC_NONE)
+        if (!has_obf)
             continue;
-        if (deobf == PC_NONE)
+        if (!has_deobf) {
             deobf = obf;
-        struct pc_col ccols[] = {PC_COL(r->cls.pkg), PC_COL(r->cls.obf), PC_COL(r->cls.deobf)};
-        if (p->oom || pc_grow_cols(&r->cls.cap, r->cls.n + 1, ccols, 3) < 0)
+            deobf_len = obf_len;
+        }
+        uint32_t cls;
+        if (pc_deobf_add_class(&r->deobf, pkg, pkg_len, obf, obf_len, deobf, deobf_len, 0,
+                               &cls) < 0)
             return pf_nomem(r);
-        uint32_t cls = (uint32_t)r->cls.n++;
-        r->cls.pkg[cls] = pkg;
-        r->cls.obf[cls] = obf;
-        r->cls.deobf[cls] = deobf;
         while ((got = pb_next(&sub, &g)) > 0) {
             if (g.number != 4 || g.wiretype != L)
                 continue;
-            uint32_t mo = PC_NONE, md = PC_NONE, ls = 0, le = 0;
+            pc_deobf_method m;
+            has_obf = has_deobf = 0;
+            memset(&m, 0, sizeof m);
             pb_reader_sub(&sub, &g, &ms);
             while ((got = pb_next(&ms, &h)) > 0) {
-                if (h.number == 1 && h.wiretype == L)
-                    mo = pc_intern(p, h.data, h.len);
-                else if (h.number == 2 && h.wiretype == L)
-                    md = pc_intern(p, h.data, h.len);
-                else if (h.number == 3 && h.wiretype == V)
-                    ls = (uint32_t)h.value;
-                else if (h.number == 4 && h.wiretype == V)
-                    le = (uint32_t)h.value;
+                if (h.number == 1 && h.wiretype == L) {
+                    m.obf = (const char *)h.data;
+                    m.obf_len = h.len;
+                    has_obf = 1;
+                } else if (h.number == 2 && h.wiretype == L) {
+                    m.orig = (const char *)h.data;
+                    m.orig_len = h.len;
+                    has_deobf = 1;
+                } else if (h.wiretype == V && h.number >= 3 && h.number <= 6) {
+                    uint32_t v = (uint32_t)h.value;
+                    *(h.number == 3   ? &m.obf_start
+                      : h.number == 4 ? &m.obf_end
+                      : h.number == 5 ? &m.orig_start
+                                      : &m.orig_end) = v;
+                }
             }
             if (got < 0)
                 return pf_wire_fail(r, &ms, "ObfuscatedMember");
-            if (mo == PC_NONE || md == PC_NONE)
-                continue;
-            struct pc_col mcols[] = {PC_COL(r->meth.cls), PC_COL(r->meth.obf),
-                                     PC_COL(r->meth.deobf), PC_COL(r->meth.line_start),
-                                     PC_COL(r->meth.line_end)};
-            if (p->oom || pc_grow_cols(&r->meth.cap, r->meth.n + 1, mcols, 5) < 0)
+            if (has_obf && has_deobf && pc_deobf_add_method(&r->deobf, cls, &m) < 0)
                 return pf_nomem(r);
-            r->meth.cls[r->meth.n] = cls;
-            r->meth.obf[r->meth.n] = mo;
-            r->meth.deobf[r->meth.n] = md;
-            r->meth.line_start[r->meth.n] = ls;
-            r->meth.line_end[r->meth.n++] = le;
         }
         if (got < 0)
             return pf_wire_fail(r, &sub, "ObfuscatedClass");
