@@ -1,5 +1,5 @@
 /* Generates a realistic Perfetto trace with the project's own encoder
- * (tests/pf_encode.h), for benchmarks.
+ * (tests/support/pf_encode.h), for benchmarks.
  *
  *   --kind perf    traced_perf (linux.perf): a clock snapshot, a process
  *                  tree, then per sequence a packet with trace_packet_defaults

@@ -40,6 +40,15 @@ static int ends_with(const char *s, size_t n, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
+static int contains(const char *s, size_t n, const char *part)
+{
+    size_t k = strlen(part);
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(s + i, part, k) == 0)
+            return 1;
+    return 0;
+}
+
 /* "libfoo.so.1.2" and the like: ".so" followed only by ".N" groups. */
 static int versioned_so(const char *s, size_t n)
 {
@@ -71,9 +80,13 @@ int pc_category_of(const char *path, size_t n)
     size_t blen;
     const char *base = base_name(path, n, &blen);
 
+    /* perf's and simpleperf's name for the kernel, Perfetto's, modules. */
     if ((n == 17 && memcmp(path, "[kernel.kallsyms]", 17) == 0) ||
-        ends_with(path, n, ".ko"))
+        (n == 7 && memcmp(path, "/kernel", 7) == 0) || ends_with(path, n, ".ko"))
         return PC_CAT_KERNEL;
+    /* ART's JIT caches as mappings ("/memfd:jit-cache (deleted)"). */
+    if (contains(path, n, "jit-cache") || contains(path, n, "jit-zygote-cache"))
+        return PC_CAT_JIT;
     /* Linux JIT code: perf's symbol maps of JIT runtimes (perf-PID.map)
      * and jitdump's one-function files (jitted-PID-N.so). */
     if ((blen > 9 && memcmp(base, "perf-", 5) == 0 && ends_with(base, blen, ".map")) ||

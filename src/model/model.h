@@ -329,6 +329,10 @@ uint64_t pc_interval_ns(const pc_profile *p);
  * memory. */
 int pc_remap_threads(pc_profile *p, const uint32_t *to);
 
+/* Moves every sample and heap row from stack s to stack to[s], after a
+ * rebuild of the stacks. */
+void pc_remap_stacks(pc_profile *p, const uint32_t *to);
+
 /* Removes the frames with drop[frame] set from every sample's stack.
  * With merge_jit, a JIT-compiled frame called by its own method's frame
  * (as ART calls from interpreted code into the compiled version) is

@@ -255,6 +255,16 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
     return p->sample.first ? pc_group_samples(p) : 0;
 }
 
+void pc_remap_stacks(pc_profile *p, const uint32_t *to)
+{
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.stack[i] != PC_NONE)
+            p->sample.stack[i] = to[p->sample.stack[i]];
+    for (size_t i = 0; i < p->heap.n; i++)
+        if (p->heap.stack[i] != PC_NONE)
+            p->heap.stack[i] = to[p->heap.stack[i]];
+}
+
 int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit)
 {
     size_t n = p->stack.n;
@@ -271,12 +281,7 @@ int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit)
                      p->frame.func[p->stack.frame[new_pre]] == p->frame.func[frame];
         to[s] = drop[frame] || merged ? new_pre : pc_stack(p, new_pre, frame);
     }
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.stack[i] != PC_NONE)
-            p->sample.stack[i] = to[p->sample.stack[i]];
-    for (size_t i = 0; i < p->heap.n; i++)
-        if (p->heap.stack[i] != PC_NONE)
-            p->heap.stack[i] = to[p->heap.stack[i]];
+    pc_remap_stacks(p, to);
     free(to);
     return p->oom ? -1 : 0;
 }

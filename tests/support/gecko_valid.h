@@ -1,5 +1,5 @@
 /* A structural validator for Gecko-format profiles: what the Firefox
- * Profiler needs to load and display one (../shared/formats/firefox.md §1),
+ * Profiler needs to load and display one (doc/formats/firefox.md),
  * plus what profconv promises on top (samples sorted by time). */
 #ifndef PROFCONV_TESTS_GECKO_VALID_H
 #define PROFCONV_TESTS_GECKO_VALID_H

@@ -1,6 +1,6 @@
 /* A Perfetto trace encoder for the tests' own fixtures, on the project's
  * protobuf encoder (pbwire.h).  Field numbers are those of
- * ../shared/formats/perfetto-fields.md.
+ * doc/formats/perfetto-fields.md.
  *
  * A packet is opened with pfe_packet() and closed with pb_end(); inside
  * it, the helpers write interned entries, payloads and packet fields. */

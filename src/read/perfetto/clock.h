@@ -1,5 +1,5 @@
 /* Perfetto clock snapshots and conversion to the trace clock
- * (../shared/formats/perfetto.md §7).
+ * (doc/formats/perfetto.md, "Clocks").
  *
  * Every ClockSnapshot lists the same instant on several clocks.  A time on
  * clock A becomes trace time by walking the shortest chain of clocks that

@@ -1,5 +1,6 @@
-/* Interned data of one Perfetto packet sequence (../shared/formats/
- * perfetto.md §2-3): strings, frames, mappings and callstacks by
+/* Interned data of one Perfetto packet sequence (doc/formats/perfetto.md,
+ * "Sequences and incremental state", "Interned data"): strings, frames,
+ * mappings and callstacks by
  * (kind, iid), decoded when they arrive.
  *
  * Strings go straight into the profile's string table, so an entry holds

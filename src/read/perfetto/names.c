@@ -1,7 +1,8 @@
 /* Names for a Perfetto trace's frames, threads and processes, settled once
  * every packet is read: symbols (ModuleSymbols) and deobfuscation
  * mappings are often appended to a trace after the samples they name
- * (../shared/formats/perfetto.md §8-9). */
+ * (doc/formats/perfetto.md, "Process and thread names", "Symbols and
+ * deobfuscation"). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,13 +288,11 @@ static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n)
     int cat, exec = PC_EXEC_NATIVE;
     if (kind == KIND_SYNTHETIC) {
         cat = PC_CAT_OTHER;
-    } else if (kind == KIND_KERNEL || (n == 7 && memcmp(map, "/kernel", 7) == 0)) {
+    } else if (kind == KIND_KERNEL) {
         cat = PC_CAT_KERNEL;
-    } else if (strstr(map, "jit-cache") || strstr(map, "jit-zygote-cache")) {
-        cat = PC_CAT_JIT;
+    } else if ((cat = pc_category_of(map, n)) == PC_CAT_JIT) {
         exec = PC_EXEC_JIT;
     } else {
-        cat = pc_category_of(map, n);
         if (kind == KIND_JIT) {
             exec = PC_EXEC_JIT;
             if (cat == PC_CAT_USER)
@@ -381,12 +380,7 @@ static int expand_inlines(pf_reader *r, const inlines *in, size_t n_frames)
                 st = pc_stack(p, st, in->frames[in->first[f] + k]);
         to[s] = st;
     }
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.stack[i] != PC_NONE)
-            p->sample.stack[i] = to[p->sample.stack[i]];
-    for (size_t i = 0; i < p->heap.n; i++)
-        if (p->heap.stack[i] != PC_NONE)
-            p->heap.stack[i] = to[p->heap.stack[i]];
+    pc_remap_stacks(p, to);
     free(to);
     return p->oom ? -1 : 0;
 }
@@ -495,11 +489,7 @@ static int name_threads(pf_reader *r)
         uint32_t name = thread_name_of(r, p->thread.tid[t]);
         if (name == PC_NONE && p->thread.tid[t] == p->thread.pid[t])
             name = pc_process_name(p, p->thread.pid[t]);
-        if (name == PC_NONE) {
-            char buf[48];
-            snprintf(buf, sizeof buf, "thread %" PRId64, p->thread.tid[t]);
-            name = pc_intern_cstr(p, buf);
-        }
+        /* Threads nobody named are named as every reader's are. */
         p->thread.name[t] = name;
     }
     return p->oom ? -1 : 0;

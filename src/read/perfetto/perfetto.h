@@ -2,7 +2,7 @@
  * PerfSample, Chrome StreamingProfilePacket, heapprofd ProfilePacket and
  * streaming allocations), with the interned data, clocks, process and
  * thread names, symbols and deobfuscation mappings they need
- * (../shared/formats/perfetto.md, perfetto-fields.md).
+ * (doc/formats/perfetto.md, doc/formats/perfetto-fields.md).
  *
  * A trace is a run of `0x0A <varint length> <TracePacket>`; packets are
  * decoded one at a time from the input window, never the whole trace as a

@@ -36,7 +36,7 @@
 #define L PB_LEN
 #define ANY 0xff
 
-/* TracePacket fields (perfetto-fields.md). */
+/* TracePacket fields (doc/formats/perfetto-fields.md). */
 enum {
     TP_PROCESS_TREE = 2,
     TP_CLOCK_SNAPSHOT = 6,

@@ -241,8 +241,8 @@ static void ck_no_build_id(const dt *c)
 }
 
 #define STACK_SAMPLE                                                       \
-    "StackSample packets (the newer generic sampler, left for later in formats/perfetto.md) " \
-    "are not converted"
+    "StackSample packets (the newer generic sampler; doc/formats/perfetto.md "    \
+    "lists it as not converted) are not converted"
 
 const dt_case dt_sample_cases[] = {
     {"metrics/profiling/ProfilingMetrics.java_heap_class_stats_no_heap_graph", NULL,
