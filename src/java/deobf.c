@@ -1,4 +1,5 @@
 /* The deobfuscation model and its lookup (deobf.h). */
+#include "base/grow.h"
 #include "java/deobf.h"
 
 #include <stdlib.h>
@@ -172,14 +173,8 @@ static int push(pc_deobf_result *r, const char *a, size_t an, const char *b, siz
     size_t n = an + (b ? 1 + bn : 0);
     if (reserve_buf(r, n + 1) < 0)
         return -1;
-    if (r->n == r->name_cap) {
-        size_t cap = r->name_cap ? r->name_cap * 2 : 8;
-        struct pc_deobf_name *x = realloc(r->name, cap * sizeof *x);
-        if (!x)
-            return -1;
-        r->name = x;
-        r->name_cap = cap;
-    }
+    if (pc_grow(&r->name, &r->name_cap, r->n + 1, sizeof *r->name, 8) < 0)
+        return -1;
     char *out = r->buf + r->len;
     memcpy(out, a, an);
     if (b) {
@@ -324,14 +319,8 @@ int pc_deobf_lookup(const pc_deobf *d, uint32_t pkg, const char *name, size_t le
         for (uint32_t m = head; m != PC_NONE; m = d->meth.next[m]) {
             rangeless |= !ranged(d, m);
             if (ranged(d, m) && line >= d->meth.obf_start[m] && line <= d->meth.obf_end[m]) {
-                if (n == r->ids_cap) {
-                    size_t cap = r->ids_cap ? r->ids_cap * 2 : 16;
-                    uint32_t *x = realloc(r->ids, cap * sizeof *x);
-                    if (!x)
-                        return -1;
-                    r->ids = x;
-                    r->ids_cap = cap;
-                }
+                if (pc_grow(&r->ids, &r->ids_cap, n + 1, sizeof *r->ids, 16) < 0)
+                    return -1;
                 r->ids[n++] = m;
                 plain += !(d->meth.flags[m] & F_SYNTH);
             }

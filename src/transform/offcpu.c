@@ -140,7 +140,7 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
     if (!pc_has_offcpu_events(p)) {
         if (o->offcpu != PC_OFFCPU_DEFAULT)
             return pc_fail(err, PC_EUSAGE, "options.offcpu: this recording has no "
-                           "off-CPU samples (it was not made with --trace-offcpu)");
+                           "off-CPU samples (simpleperf record made it without --trace-offcpu)");
         return PC_OK;
     }
     if (o->offcpu != PC_OFFCPU_DEFAULT && o->event)

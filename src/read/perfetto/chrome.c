@@ -4,6 +4,7 @@
  * the time runs on from packet to packet. */
 #include <stdlib.h>
 
+#include "base/grow.h"
 #include "read/perfetto/reader.h"
 
 typedef struct u64vec {
@@ -14,14 +15,8 @@ typedef struct u64vec {
 static int push_vec(pf_reader *r, void *ctx, uint64_t x)
 {
     u64vec *v = ctx;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        uint64_t *a = realloc(v->v, cap * sizeof *a);
-        if (!a)
-            return pf_nomem(r);
-        v->v = a;
-        v->cap = cap;
-    }
+    if (pc_grow(&v->v, &v->cap, v->n + 1, sizeof *v->v, 64) < 0)
+        return pf_nomem(r);
     v->v[v->n++] = x;
     return PC_OK;
 }

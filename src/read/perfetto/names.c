@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/demangle.h"
 #include "read/perfetto/reader.h"
 
@@ -242,14 +243,8 @@ static int sids_push(sids *s, uint32_t id)
 {
     if (id == PC_NONE)
         return -1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        uint32_t *x = realloc(s->v, cap * sizeof *x);
-        if (!x)
-            return -1;
-        s->v = x;
-        s->cap = cap;
-    }
+    if (pc_grow(&s->v, &s->cap, s->n + 1, sizeof *s->v, 8) < 0)
+        return -1;
     s->v[s->n++] = id;
     return 0;
 }
@@ -347,14 +342,8 @@ static int add_inline(pf_reader *r, inlines *in, uint32_t f, uint32_t func)
     uint32_t id = pc_add_frame(p, func, p->frame.addr[f], p->frame.cat[f], p->frame.exec[f]);
     if (id == PC_NONE)
         return -1;
-    if (in->n == in->cap) {
-        size_t cap = in->cap ? in->cap * 2 : 64;
-        uint32_t *x = realloc(in->frames, cap * sizeof *x);
-        if (!x)
-            return -1;
-        in->frames = x;
-        in->cap = cap;
-    }
+    if (pc_grow(&in->frames, &in->cap, in->n + 1, sizeof *in->frames, 64) < 0)
+        return -1;
     if (!in->count[f])
         in->first[f] = (uint32_t)in->n;
     in->frames[in->n++] = id;

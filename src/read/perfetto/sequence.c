@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "read/perfetto/reader.h"
 
 /* ---- Sequences ---- */
@@ -498,15 +499,9 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
         /* The frame iids are gone: the resolved stack has the frames. */
         size_t n = 0;
         for (uint32_t st = c->resolved; st != PC_NONE; st = r->p->stack.prefix[st]) {
-            if (n == r->chain_cap) {
-                size_t cap = r->chain_cap ? r->chain_cap * 2 : 64;
-                uint32_t *nc = realloc(r->chain, cap * sizeof *nc);
-                if (!nc) {
-                    r->p->oom = 1;
-                    return -1;
-                }
-                r->chain = nc;
-                r->chain_cap = cap;
+            if (pc_grow(&r->chain, &r->chain_cap, n + 1, sizeof *r->chain, 64) < 0) {
+                r->p->oom = 1;
+                return -1;
             }
             r->chain[n++] = r->p->stack.frame[st];
         }

@@ -7,6 +7,7 @@
  * Symbols may hold spaces and parentheses (C++), so a frame's dso is the
  * last balanced parenthesised group of its line.
  */
+#include "base/grow.h"
 #include "read/perfscript/perfscript.h"
 
 #include <inttypes.h>
@@ -497,14 +498,8 @@ static int add_frame_line(reader *r, const ps_frame *f)
     uint32_t fr = frame_of(r, f);
     if (fr == PC_NONE)
         return nomem(r);
-    if (r->n_chain == r->chain_cap) {
-        size_t cap = r->chain_cap ? r->chain_cap * 2 : 64;
-        uint32_t *c = realloc(r->chain, cap * sizeof *c);
-        if (!c)
-            return nomem(r);
-        r->chain = c;
-        r->chain_cap = cap;
-    }
+    if (pc_grow(&r->chain, &r->chain_cap, r->n_chain + 1, sizeof *r->chain, 64) < 0)
+        return nomem(r);
     r->chain[r->n_chain++] = fr;
     return PC_OK;
 }

@@ -2,6 +2,7 @@
  * version, length-prefixed records) and each record's protobuf decoded
  * into an sp_record, with wire types checked field by field.  The model is
  * built from the records in simpleperf.c. */
+#include "base/grow.h"
 #include "read/simpleperf/simpleperf.h"
 
 #include <inttypes.h>
@@ -223,15 +224,9 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
             continue;
         }
         {
-            if (n == r->chain_cap) {
-                size_t cap = r->chain_cap ? r->chain_cap * 2 : 256;
-                sp_entry *c = realloc(r->chain, cap * sizeof *c);
-                if (!c) {
-                    pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
-                    return -1;
-                }
-                r->chain = c;
-                r->chain_cap = cap;
+            if (pc_grow(&r->chain, &r->chain_cap, n + 1, sizeof *r->chain, 256) < 0) {
+                pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+                return -1;
             }
             pb_reader_sub(pr, &f, &sub);
             if (dec_entry(d, &sub, &r->chain[n++]) < 0)
