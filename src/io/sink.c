@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -67,8 +68,8 @@ static void emit(pc_sink *s, const uint8_t *p, size_t n)
                 cap *= 2;
             unsigned char *m = realloc(s->mem, cap);
             if (!m) {
-                errno = ENOMEM;
-                fail_errno(s, PC_ENOMEM, "cannot hold the output");
+                s->failed = PC_ENOMEM;
+                snprintf(s->msg, sizeof s->msg, "%s: out of memory for the output", s->path);
                 return;
             }
             s->mem = m;
@@ -248,6 +249,10 @@ void pc_remove_partial_outputs(void)
             unlink(partial_path[i]);
 }
 
+/* The temporary name is "." + the target's name + TMP_SUFFIX. */
+#define TMP_SUFFIX ".tmp-XXXXXX"
+#define TMP_EXTRA (sizeof "." TMP_SUFFIX - 1)
+
 static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
 {
     pc_sink *s = calloc(1, sizeof *s);
@@ -263,7 +268,7 @@ static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
     }
     if (gzip_level > 0 && init_codec(s, gzip_level) < 0) {
         sink_abort(s);
-        return pc_fail(err, PC_ENOMEM, "%s: cannot start gzip compression", path);
+        return pc_fail(err, PC_ENOMEM, "%s: out of memory starting gzip compression", path);
     }
     *out = s;
     return PC_OK;
@@ -288,6 +293,10 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
     }
     struct stat sb;
     int exists = stat(path, &sb) == 0;
+    /* The temporary name is cut to fit, so only the rename, after all the
+     * writing, would find a name too long. */
+    if (!exists && errno == ENAMETOOLONG)
+        return pc_fail(err, PC_EIO, "%s: cannot create: %s", path, strerror(errno));
     if (exists && S_ISDIR(sb.st_mode))
         return pc_fail(err, PC_EIO, "%s: is a directory", path);
     if ((st = make(&s, path, gzip_level, err)) != PC_OK)
@@ -306,17 +315,27 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
         *out = s;
         return PC_OK;
     }
-    /* The temporary file sits beside the target so the rename is atomic. */
+    /* The temporary file sits beside the target so the rename is atomic.
+     * Its name adds TMP_EXTRA bytes to the target's, so a target name near
+     * NAME_MAX keeps only the head of its name in the temporary one
+     * (cut before a UTF-8 continuation byte, for listings); mkstemp's
+     * suffix alone makes it unique. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     const char *base = path + dirlen;
-    size_t n = strlen(path) + 32;
+    size_t baselen = strlen(base);
+    if (baselen > NAME_MAX - TMP_EXTRA) {
+        baselen = NAME_MAX - TMP_EXTRA;
+        while (baselen > 0 && ((unsigned char)base[baselen] & 0xc0) == 0x80)
+            baselen--;
+    }
+    size_t n = dirlen + baselen + TMP_EXTRA + 1;
     s->tmp = malloc(n);
     if (!s->tmp) {
         sink_abort(s);
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
     }
-    snprintf(s->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, base);
+    snprintf(s->tmp, n, "%.*s.%.*s" TMP_SUFFIX, (int)dirlen, path, (int)baselen, base);
     /* No interruption between creating the file and registering it for
      * pc_remove_partial_outputs(). */
     sigset_t block, saved;
@@ -342,13 +361,17 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
     return PC_OK;
 }
 
-/* mkstemp creates 0600; give the file the mode a plain open() would. */
+/* mkstemp creates 0600; give the file the mode a plain open() would: a
+ * replaced file keeps its permissions, but not setuid, setgid or sticky,
+ * as the kernel drops setuid and setgid from a file written in place: a
+ * copied setuid bit would hand new, unreviewed content another user's
+ * rights. */
 static void set_mode(pc_sink *s)
 {
     struct stat sb;
     mode_t mode;
     if (stat(s->path, &sb) == 0) {
-        mode = sb.st_mode & 07777;
+        mode = sb.st_mode & 0777;
     } else {
         mode_t mask = umask(0);
         umask(mask);

@@ -101,7 +101,7 @@ static int grow_window(pc_input *in, pc_error *err)
     size_t cap = in->cap ? in->cap * 2 : CHUNK;
     if (cap < in->cap) {
         errno = ENOMEM;
-        return -pc_fail(err, PC_ENOMEM, "%s: input window too large", in->name);
+        return -pc_fail(err, PC_ENOMEM, "%s: out of memory (the input window cannot grow)", in->name);
     }
     uint8_t *b = realloc(in->buf, cap);
     if (!b)
