@@ -252,26 +252,42 @@ static int parse_frame(const char *s, size_t len, ps_frame *f)
     return 1;
 }
 
+/* The rule perf script --header draws above and below its header block. */
+static int is_header_rule(const char *line, size_t len)
+{
+    if (len < 10 || memcmp(line, "# ========", 10) != 0)
+        return 0;
+    while (len > 10 && (is_space(line[len - 1]) || line[len - 1] == '\r'))
+        len--;
+    return len == 10;
+}
+
 int ps_detect(const uint8_t *data, size_t len)
 {
     const char *s = (const char *)data, *e = s + len;
     if (len >= 10 && memcmp(s, "# ========", 10) == 0)
         return 1;
+    int in_block = 0;
     while (s < e) {
         const char *nl = memchr(s, '\n', (size_t)(e - s));
         const char *le = nl ? nl : e;
         if (memchr(s, 0, (size_t)(le - s)))
             return 0;
         span t = trim(s, le);
-        if (t.n && t.s[0] != '#') {
+        /* A recorded command line's newlines break header fields into
+         * lines of their own, not starting with '#'. */
+        if (is_header_rule(s, (size_t)(le - s)))
+            in_block = !in_block;
+        else if (t.n && t.s[0] != '#' && !in_block) {
             ps_header h;
             return parse_header(s, (size_t)(le - s), &h);
         }
         if (!nl)
-            return 0;
+            break;
         s = nl + 1;
     }
-    return 0;
+    /* The window may end inside a long header block. */
+    return in_block;
 }
 
 typedef struct reader {
@@ -304,6 +320,11 @@ typedef struct reader {
     size_t last_event_cap;
     int last_event_has_period;
     uint16_t last_event_id;
+
+    /* perf script --header's block, whose lines all start with '#' but
+     * for a field (the recorded command line) holding newlines: 0 before
+     * it may begin, 1 inside it, 2 once it is over or cannot begin. */
+    int header_block;
 
     size_t samples, side_records, extra_lines, no_period;
     pc_skips skipped;      /* with keep_going: damaged lines */
@@ -586,10 +607,16 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
             break;
         }
         span t = trim(line, line + len);
+        if (t.n && line[0] != '#' && r.header_block == 0)
+            r.header_block = 2;  /* perf writes its header before anything */
         if (t.n == 0) {
             st = finish_sample(&r);
         } else if (line[0] == '#') {
             /* perf's header block and comments; no frame starts so. */
+            if (r.header_block < 2 && is_header_rule(line, len))
+                r.header_block++;
+        } else if (r.header_block == 1) {
+            /* The rest of a header field split by a newline it holds. */
         } else if (r.open && line[0] == '\t') {
             ps_frame f;
             if (parse_frame(line, len, &f) && (f.dso.n || f.sym.n))

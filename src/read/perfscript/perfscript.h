@@ -5,8 +5,9 @@
  * event:", then its callchain, one frame per line, leaf first, as
  * "addr symbol[+0xoff] (dso)", and a blank line.  Without callchains the
  * one frame follows the event on the header line.  Lines starting with '#'
- * (perf's "# ========" header block) are comments; lines under a frame
- * that are not frames (-F +srcline, trace fields) are skipped.
+ * (perf's "# ========" header block) are comments, and so is every line
+ * of that block (a recorded command line may hold newlines); lines under a
+ * frame that are not frames (-F +srcline, trace fields) are skipped.
  *
  * The text is read line by line through the input window, so memory does
  * not grow with the input; what stays is the model's interned data.
@@ -24,7 +25,8 @@
 #define PS_DETECT_LEN 4096
 
 /* True when the first len bytes look like perf script text: perf's header
- * block, or (after blank and comment lines) a sample header line. */
+ * block, or (after blank and comment lines and perf's header block) a
+ * sample header line. */
 int ps_detect(const uint8_t *data, size_t len);
 
 /* Reads perf script text from in into p. */
