@@ -120,7 +120,7 @@ bench: $(BUILD)/profconv $(BENCH_TOOLS) $(BUILD)/gzip-bench
 # finds in build-fuzz/corpus/TARGET; a crash stops it, with the input saved
 # as build-fuzz/crash-TARGET-*.  make check replays the saved corpus and
 # past crashes (fuzz/crashes/TARGET) with the normal build.
-FUZZ_TARGETS := simpleperf perfetto perfscript gzip proguard filter roundtrip
+FUZZ_TARGETS := simpleperf perfetto perfscript gzip proguard filter roundtrip options gzipwrap
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -129,7 +129,9 @@ FUZZ_CFLAGS := -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror
                -Iinclude -Isrc -Itests -Itests/support -Ifuzz
 FUZZ_SUPPORT := tests/support/fixtures.c tests/support/sp_encode.c \
                 tests/support/processed_valid.c tests/support/gecko_valid.c \
-                tests/support/jsonmini.c fuzz/fuzz_common.c
+                tests/support/jsonmini.c fuzz/fuzz_common.c fuzz/budget.c
+# The allocation budget of budget.c wraps the allocator.
+FUZZ_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 FUZZ_OBJ := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRC) $(FUZZ_SUPPORT))
 
 build-fuzz/%.o: %.c
@@ -137,7 +139,7 @@ build-fuzz/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-fuzz/fuzz-%: build-fuzz/fuzz/fuzz_%.o $(FUZZ_OBJ)
-	$(FUZZ_CC) -pthread $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lisal -lzstd -lz -lstdc++ -lm
+	$(FUZZ_CC) -pthread $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_WRAP) -o $@ $^ -lisal -lzstd -lz -lstdc++ -lm
 
 fuzz-build: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 
@@ -167,7 +169,7 @@ build-afl/%.o: %.c
 	AFL_QUIET=1 $(AFL_CC) $(AFL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-afl/fuzz-%: build-afl/fuzz/fuzz_%.o $(AFL_OBJ)
-	AFL_QUIET=1 $(AFL_CC) -pthread -o $@ $^ $(AFL_DRIVER) -lisal -lzstd -lz -lstdc++ -lm
+	AFL_QUIET=1 $(AFL_CC) -pthread $(FUZZ_WRAP) -o $@ $^ $(AFL_DRIVER) -lisal -lzstd -lz -lstdc++ -lm
 
 fuzz-afl: $(FUZZ_TARGETS:%=build-afl/fuzz-%)
 

@@ -27,6 +27,8 @@ int fuzz_gzip(const uint8_t *data, size_t size);
 int fuzz_proguard(const uint8_t *data, size_t size);
 int fuzz_filter(const uint8_t *data, size_t size);
 int fuzz_roundtrip(const uint8_t *data, size_t size);
+int fuzz_options(const uint8_t *data, size_t size);
+int fuzz_gzipwrap(const uint8_t *data, size_t size);
 
 /* Shared by the targets (fuzz_common.c). */
 
@@ -40,6 +42,15 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
  * outputs are the same bytes; Firefox outputs must pass the validators.
  * Returns the output (malloc'd; *len its size), or NULL on failure. */
 unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len);
+
+/* Sets the allocation budget of what follows to bytes (0: none) and starts
+ * counting afresh; returns 1 where allocations are wrapped (the fuzz
+ * builds), 0 where the budget does nothing (budget.c). */
+int fuzz_budget(size_t bytes);
+
+/* The budget a share of inputs gets, chosen from their bytes so that a run
+ * repeats: 0 for most, else from 16 KiB to 2 MiB. */
+size_t fuzz_budget_of(const uint8_t *data, size_t size);
 
 #ifdef PC_FUZZ_LIBFUZZER
 #define PC_FUZZ_TARGET(fn)                                                  \

@@ -13,6 +13,37 @@ static void broken(const char *what, const char *detail)
     abort();
 }
 
+size_t fuzz_budget_of(const uint8_t *data, size_t size)
+{
+    if (size < 2 || size % 4 != 2)
+        return 0;
+    return (size_t)16384 << (data[size - 1] % 8);
+}
+
+/* The budget of the input being fuzzed, for the writes that follow. */
+static size_t write_budget;
+
+/* A conversion that ran out of its budget must say so in one line, and
+ * leave nothing behind (the leak checker sees to that). */
+static void budgeted_convert(const uint8_t *data, size_t size, const pc_options *o,
+                             size_t budget)
+{
+    pc_input *in;
+    pc_profile *p = NULL;
+    pc_error err;
+    if (pc_input_open_memory(&in, data, size, "fuzz", &err) != PC_OK)
+        return;
+    fuzz_budget(budget);
+    int st = pc_convert(in, o, &p, &err);
+    fuzz_budget(0);
+    pc_input_close(in);
+    pc_profile_free(p);
+    if (st != PC_OK && (!err.message[0] || strchr(err.message, '\n')))
+        broken("error message is not one line", err.message);
+    if (st == PC_ENOMEM && !strstr(err.message, "out of memory"))
+        broken("out of memory not said", err.message);
+}
+
 pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
                          const char *filter_file)
 {
@@ -24,6 +55,9 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
      * (chosen by their size, so a run repeats) are cut at 5 frames. */
     if (size % 3 == 1)
         o.max_depth = 5;
+    write_budget = fuzz_budget_of(data, size);
+    if (write_budget)
+        budgeted_convert(data, size, &o, write_budget);
     pc_input *in;
     pc_profile *p = NULL;
     pc_error err;
@@ -64,6 +98,18 @@ unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len)
     unsigned char *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     pc_error err;
+    if (write_budget) {
+        fuzz_budget(write_budget);
+        int st = pc_write_memory(p, &w, &a, &na, &err);
+        fuzz_budget(0);
+        free(a);
+        a = NULL;
+        /* Refusals (the Gecko format and heap profiles) come first. */
+        if (st != PC_OK && st != PC_ENOMEM && st != PC_EUSAGE)
+            broken("a write failed other than for memory", err.message);
+        if (st == PC_ENOMEM && (strchr(err.message, '\n') || !strstr(err.message, "out of memory")))
+            broken("out of memory not said in one line", err.message);
+    }
     if (pc_write_memory(p, &w, &a, &na, &err) != PC_OK)
         return NULL;
     if (pc_write_memory(p, &w, &b, &nb, &err) != PC_OK)

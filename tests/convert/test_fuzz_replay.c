@@ -57,7 +57,8 @@ TEST(fuzz_replay)
         {"simpleperf", fuzz_simpleperf}, {"perfetto", fuzz_perfetto},
         {"perfscript", fuzz_perfscript}, {"gzip", fuzz_gzip},
         {"proguard", fuzz_proguard}, {"filter", fuzz_filter},
-        {"roundtrip", fuzz_roundtrip},
+        {"roundtrip", fuzz_roundtrip}, {"options", fuzz_options},
+        {"gzipwrap", fuzz_gzipwrap},
     };
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
         t_case("fuzz_replay %s", targets[i].name);
