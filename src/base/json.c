@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "base/escape.h"
+
 void jw_init(jw *w, pc_sink *s)
 {
     memset(w, 0, sizeof *w);
@@ -121,38 +123,6 @@ void jw_ms(jw *w, uint64_t ns)
     sink_advance(w->s, n);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_len(const uint8_t *s, size_t avail)
-{
-    uint8_t c = s[0];
-    size_t n;
-    uint32_t cp;
-    if (c < 0xc2 || c > 0xf4)
-        return 0;
-    if (c < 0xe0) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c < 0xf0) {
-        n = 3;
-        cp = c & 0x0f;
-    } else {
-        n = 4;
-        cp = c & 0x07;
-    }
-    if (avail < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF. */
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return n;
-}
-
 void jw_str_part(jw *w, const char *str, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -167,7 +137,7 @@ void jw_str_part(jw *w, const char *str, size_t len)
             break;
         uint8_t c = *s;
         if (c >= 0x80) {
-            size_t n = utf8_len(s, (size_t)(end - s));
+            size_t n = pc_utf8_len(s, (size_t)(end - s));
             if (n) {
                 sink_write(w->s, s, n);
                 s += n;

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "cli/cli.h"
 #include "profconv.h"
 
 enum { EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_IO = 3 };
 
 static int quiet;
-static const char *input_name = "";
+/* The input's name as messages show it: escaped (see say()). */
+static char input_name[1024];
 
 /* The progress line: redrawn in place on a terminal (and cleared before
  * any other message), a line at a time otherwise; at most 4 a second. */
@@ -39,6 +42,23 @@ static void clear_progress(void)
         fputs("\r\033[K", stderr);
         prog.shown = 0;
     }
+}
+
+/* One line on standard error: "profconv: " and the message, escaped as
+ * the library escapes its own (base/escape.h), since the names it quotes
+ * come from the command line or the input: no byte of them that a
+ * terminal would act on reaches it.  The library's messages come
+ * escaped already, and escaping them again changes nothing. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char raw[4096], line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    clear_progress();
+    fprintf(stderr, "profconv: %s\n", pc_escape(line, sizeof line, raw));
 }
 
 static void show_progress(void *ctx, const pc_progress *p)
@@ -77,11 +97,9 @@ static void log_line(void *ctx, int level, const char *message)
     (void)ctx;
     if (quiet)
         return;
-    clear_progress();
     char line[2048];
-    fprintf(stderr, "profconv: %s%s%s%s\n", input_name, *input_name ? ": " : "",
-            level == PC_LOG_WARN ? "warning: " : "",
-            cli_flag_words(message, line, sizeof line));
+    say("%s%s%s%s", input_name, *input_name ? ": " : "", level == PC_LOG_WARN ? "warning: " : "",
+        cli_flag_words(message, line, sizeof line));
 }
 
 static int exit_code(int status)
@@ -94,11 +112,16 @@ static int exit_code(int status)
     }
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
-    fprintf(stderr, "profconv: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'profconv --help' for more information.\n");
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    say("%s", msg);
+    fprintf(stderr, "Try 'profconv --help' for more information.\n");
     return EXIT_USAGE;
 }
 
@@ -517,9 +540,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; pc_format_nth(i) != PC_FORMAT_NONE && used < sizeof known; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                      used ? ", " : "", pc_format_name(pc_format_nth(i)));
-        fprintf(stderr, "profconv: unknown output format '%s' (known: %s)\n"
-                "Try 'profconv --help' for more information.\n", to, known);
-        return EXIT_USAGE;
+        return usage_error("unknown output format '%s' (known: %s)", to, known);
     }
     if (!output) {
         output = strcmp(input, "-") == 0
@@ -543,7 +564,7 @@ int main(int argc, char **argv)
                                  "output name, not standard output");
     }
     if (same_file(input, output)) {
-        fprintf(stderr, "profconv: %s: the output would overwrite the input\n", output);
+        say("%s: the output would overwrite the input", output);
         free(owned);
         return EXIT_USAGE;
     }
@@ -554,8 +575,7 @@ int main(int argc, char **argv)
          * memory" instead of the system killing the process. */
         struct rlimit rl = {(rlim_t)max_memory, (rlim_t)max_memory};
         if (setrlimit(RLIMIT_AS, &rl) != 0) {
-            fprintf(stderr, "profconv: cannot limit memory to %llu bytes: %s\n", max_memory,
-                    strerror(errno));
+            say("cannot limit memory to %llu bytes: %s", max_memory, strerror(errno));
             free(owned);
             return EXIT_IO;
         }
@@ -565,7 +585,7 @@ int main(int argc, char **argv)
     pc_input *in = NULL;
     pc_profile *prof = NULL;
     opt.log = log_line;
-    input_name = strcmp(input, "-") == 0 ? "<stdin>" : input;
+    pc_escape(input_name, sizeof input_name, strcmp(input, "-") == 0 ? "<stdin>" : input);
     prog.tty = isatty(STDERR_FILENO);
     if ((prog.on || prog.tty) && !quiet) {
         prog.on = 1;
@@ -589,7 +609,7 @@ int main(int argc, char **argv)
             wopt.pprof_pid = split_pids[i];
             st = pc_write(prof, name, &wopt, &err);
             if (st == PC_OK && !quiet)
-                fprintf(stderr, "profconv: wrote %s\n", name);
+                say("wrote %s", name);
             free(name);
         }
         free(split_pids);
@@ -600,23 +620,22 @@ int main(int argc, char **argv)
         char line[2048];
         cli_flag_words(err.message, line, sizeof line);
         if (st == PC_ENOMEM && max_memory)
-            fprintf(stderr, "profconv: %s (the limit set by --max-memory is %llu MiB)\n",
-                    line, max_memory >> 20);
+            say("%s (the limit set by --max-memory is %llu MiB)", line, max_memory >> 20);
         else
-            fprintf(stderr, "profconv: %s\n", line);
+            say("%s", line);
     } else if (!quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);
-        if (split)
-            fprintf(stderr, "profconv: wrote %zu profiles, one per process: %zu threads, "
-                    "%zu of %zu samples", n_split, sum.threads, sum.samples, sum.samples_read);
-        else
-            fprintf(stderr, "profconv: wrote %s: %zu threads, %zu of %zu samples",
-                    strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads,
-                    sum.samples, sum.samples_read);
+        char heap[48] = "";
         if (sum.heap_rows)
-            fprintf(stderr, ", %zu heap callsites", sum.heap_rows);
-        fputc('\n', stderr);
+            snprintf(heap, sizeof heap, ", %zu heap callsites", sum.heap_rows);
+        if (split)
+            say("wrote %zu profiles, one per process: %zu threads, %zu of %zu samples%s",
+                n_split, sum.threads, sum.samples, sum.samples_read, heap);
+        else
+            say("wrote %s: %zu threads, %zu of %zu samples%s",
+                strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads, sum.samples,
+                sum.samples_read, heap);
     }
     pc_profile_free(prof);
     free(owned);

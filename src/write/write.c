@@ -80,13 +80,12 @@ static void check_size(const pc_sink *s, const char *path, const pc_write_option
     uint64_t n = sink_bytes(s);
     if (!o->log || n <= limit || !d->json)
         return;
-    char line[512];
-    snprintf(line, sizeof line, "%s: the JSON is %.0f MiB, more than the %.0f MiB a browser "
-             "reads as one string, so the profiler will not open it: keep less with "
-             "options.tids, options.pids, options.thread_names or options.time_end, or use "
-             "write_options.format pprof or write_options.format folded",
-             path, (double)n / (1 << 20), (double)limit / (1 << 20));
-    o->log(o->log_ctx, PC_LOG_WARN, line);
+    pc_log_to(o->log, o->log_ctx, PC_LOG_WARN,
+              "%s: the JSON is %.0f MiB, more than the %.0f MiB a browser reads as one "
+              "string, so the profiler will not open it: keep less with options.tids, "
+              "options.pids, options.thread_names or options.time_end, or use "
+              "write_options.format pprof or write_options.format folded",
+              path, (double)n / (1 << 20), (double)limit / (1 << 20));
 }
 
 /* Writes p into a sink opened on path, or into memory when path is NULL. */
