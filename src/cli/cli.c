@@ -88,6 +88,7 @@ static void show_progress(void *ctx, const pc_progress *p)
 static void on_signal(int sig)
 {
     pc_remove_partial_outputs();
+    cli_split_remove_staged();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -304,18 +305,6 @@ static unsigned long long parse_size(const char *s)
     if (v > (~0ULL >> shift))
         return 0;
     return v << shift;
-}
-
-/* "dir/perf.pb.gz" and pid 12 -> "dir/perf.12.pb.gz" (malloc'd): the pid
- * goes before the format's ending, or at the end of other names. */
-static char *split_name(const char *path, int format, int64_t pid)
-{
-    size_t n = strlen(path), cut = n - pc_format_suffix_len(format, path);
-    size_t size = n + 24;
-    char *out = malloc(size);
-    if (out)
-        snprintf(out, size, "%.*s.%lld%s", (int)cut, path, (long long)pid, path + cut);
-    return out;
 }
 
 int main(int argc, char **argv)
@@ -597,25 +586,13 @@ int main(int argc, char **argv)
         st = pc_convert(in, &opt, &prof, &err);
     pc_input_close(in);
     clear_progress();
+    char **split_names = NULL;
     size_t n_split = 0;
     wopt.log = log_line;
-    if (st == PC_OK && split) {
-        int64_t *split_pids = NULL;
-        st = pc_profile_pids(prof, &split_pids, &n_split, &err);
-        for (size_t i = 0; st == PC_OK && i < n_split; i++) {
-            char *name = split_name(output, wopt.format, split_pids[i]);
-            if (!name)
-                out_of_memory();
-            wopt.pprof_pid = split_pids[i];
-            st = pc_write(prof, name, &wopt, &err);
-            if (st == PC_OK && !quiet)
-                say("wrote %s", name);
-            free(name);
-        }
-        free(split_pids);
-    } else if (st == PC_OK) {
+    if (st == PC_OK && split)
+        st = cli_write_split(prof, output, &wopt, &split_names, &n_split, &err);
+    else if (st == PC_OK)
         st = pc_write(prof, output, &wopt, &err);
-    }
     if (st != PC_OK) {
         char line[2048];
         cli_flag_words(err.message, line, sizeof line);
@@ -629,6 +606,8 @@ int main(int argc, char **argv)
         char heap[48] = "";
         if (sum.heap_rows)
             snprintf(heap, sizeof heap, ", %zu heap callsites", sum.heap_rows);
+        for (size_t i = 0; i < n_split; i++)
+            say("wrote %s", split_names[i]);
         if (split)
             say("wrote %zu profiles, one per process: %zu threads, %zu of %zu samples%s",
                 n_split, sum.threads, sum.samples, sum.samples_read, heap);
@@ -637,6 +616,7 @@ int main(int argc, char **argv)
                 strcmp(output, "-") == 0 ? "<stdout>" : output, sum.threads, sum.samples,
                 sum.samples_read, heap);
     }
+    cli_split_free(split_names, n_split);
     pc_profile_free(prof);
     free(owned);
     return exit_code(st);
