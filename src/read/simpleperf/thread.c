@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/grow.h"
 #include "read/simpleperf/simpleperf.h"
 #include "io/source.h"
 
@@ -52,28 +53,13 @@ typedef struct pipeline {
     _Atomic uint64_t done, total;
 } pipeline;
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *np = realloc(*(void **)pp, n * size);
-    if (!np)
-        return -1;
-    *(void **)pp = np;
-    *cap = n;
-    return 0;
-}
-
 /* Offsets stand in for pointers until the batch is sealed. */
 #define AS_PTR(off) ((const void *)(uintptr_t)(off))
 #define AS_OFF(ptr) ((size_t)(uintptr_t)(ptr))
 
 static int put_str(batch *b, sp_str *dst, sp_str src)
 {
-    if (grow(&b->bytes, &b->cap_bytes, b->n_bytes + src.len + 1, 1) < 0)
+    if (pc_grow(&b->bytes, &b->cap_bytes, b->n_bytes + src.len + 1, 1, 256) < 0)
         return -1;
     if (src.len)
         memcpy(b->bytes + b->n_bytes, src.s, src.len);
@@ -85,7 +71,7 @@ static int put_str(batch *b, sp_str *dst, sp_str src)
 
 static int put_strs(batch *b, const sp_str **dst, const sp_str *src, size_t n)
 {
-    if (grow(&b->strs, &b->cap_strs, b->n_strs + n, sizeof *b->strs) < 0)
+    if (pc_grow(&b->strs, &b->cap_strs, b->n_strs + n, sizeof *b->strs, 256) < 0)
         return -1;
     size_t first = b->n_strs;
     b->n_strs += n;
@@ -96,41 +82,56 @@ static int put_strs(batch *b, const sp_str **dst, const sp_str *src, size_t n)
     return 0;
 }
 
-/* Copies rec, and what it points to, into b. */
-static int add(batch *b, const sp_record *rec)
+/* Copies what c points to into b, c's pointers becoming offsets. */
+static int copy_out(batch *b, sp_record *c)
 {
-    if (grow(&b->rec, &b->cap_rec, b->n_rec + 1, sizeof *b->rec) < 0)
-        return -1;
-    sp_record *c = &b->rec[b->n_rec++];
-    *c = *rec;
-    switch (rec->kind) {
+    switch (c->kind) {
     case SP_SAMPLE:
-        if (grow(&b->ent, &b->cap_ent, b->n_ent + rec->sample.n_chain, sizeof *b->ent) < 0)
+        if (pc_grow(&b->ent, &b->cap_ent, b->n_ent + c->sample.n_chain, sizeof *b->ent,
+                    256) < 0)
             return -1;
-        if (rec->sample.n_chain)
-            memcpy(b->ent + b->n_ent, rec->sample.chain,
-                   rec->sample.n_chain * sizeof *b->ent);
+        if (c->sample.n_chain)
+            memcpy(b->ent + b->n_ent, c->sample.chain, c->sample.n_chain * sizeof *b->ent);
         c->sample.chain = AS_PTR(b->n_ent);
-        b->n_ent += rec->sample.n_chain;
+        b->n_ent += c->sample.n_chain;
         return 0;
     case SP_FILE:
-        return put_str(b, &c->file.path, rec->file.path) ||
-               put_strs(b, &c->file.symbols, rec->file.symbols, rec->file.n_symbols) ||
-               put_strs(b, &c->file.mangled, rec->file.mangled, rec->file.n_mangled)
+        return put_str(b, &c->file.path, c->file.path) ||
+               put_strs(b, &c->file.symbols, c->file.symbols, c->file.n_symbols) ||
+               put_strs(b, &c->file.mangled, c->file.mangled, c->file.n_mangled)
                    ? -1 : 0;
     case SP_THREAD:
-        return put_str(b, &c->thread.name, rec->thread.name);
+        return put_str(b, &c->thread.name, c->thread.name);
     case SP_META:
-        return put_strs(b, &c->meta.event_types, rec->meta.event_types,
-                        rec->meta.n_event_types) ||
-               put_str(b, &c->meta.app_package, rec->meta.app_package) ||
-               put_str(b, &c->meta.app_type, rec->meta.app_type) ||
-               put_str(b, &c->meta.sdk_version, rec->meta.sdk_version) ||
-               put_str(b, &c->meta.build_type, rec->meta.build_type)
+        return put_strs(b, &c->meta.event_types, c->meta.event_types,
+                        c->meta.n_event_types) ||
+               put_str(b, &c->meta.app_package, c->meta.app_package) ||
+               put_str(b, &c->meta.app_type, c->meta.app_type) ||
+               put_str(b, &c->meta.sdk_version, c->meta.sdk_version) ||
+               put_str(b, &c->meta.build_type, c->meta.build_type)
                    ? -1 : 0;
     default:
         return 0;
     }
+}
+
+/* Copies rec, and what it points to, into b.  The record joins the batch
+ * only once all of it is copied: when memory runs out, b is left as it
+ * was, so that the records handed over are whole and their offsets
+ * valid. */
+static int add(batch *b, const sp_record *rec)
+{
+    size_t n_ent = b->n_ent, n_strs = b->n_strs, n_bytes = b->n_bytes;
+    sp_record c = *rec;
+    if (pc_grow(&b->rec, &b->cap_rec, b->n_rec + 1, sizeof *b->rec, 256) < 0 ||
+        copy_out(b, &c) < 0) {
+        b->n_ent = n_ent;
+        b->n_strs = n_strs;
+        b->n_bytes = n_bytes;
+        return -1;
+    }
+    b->rec[b->n_rec++] = c;
+    return 0;
 }
 
 static void fix_str(const batch *b, sp_str *s)

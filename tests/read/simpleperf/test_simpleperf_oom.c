@@ -1,0 +1,244 @@
+/* Running out of memory while reading a simpleperf file, on either of the
+ * reader's threads, ends in the command line's "out of memory" (exit 3)
+ * with no output left behind, whatever the limit: never a crash.  One
+ * large record is enough to make the decoding thread's copy of it fail
+ * (a 20 MiB symbol name, a 300,000-frame callchain), so a sweep over
+ * limits meets failures in every allocation on the way. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sp_encode.h"
+#include "t.h"
+#include "test_util.h"
+
+enum {
+    FIRST_LIMIT_MB = 16,
+    LAST_LIMIT_MB = 200,
+    STEP_MB = 4,
+};
+
+static void begin(spe *e)
+{
+    const char *ev[] = {"cpu-clock"};
+    spe_begin(e);
+    spe_meta(e, ev, 1, NULL, NULL, NULL, NULL, 0);
+}
+
+/* n samples of a frames each, so that the record that fails is not alone
+ * in what the decoding thread hands over. */
+static void ordinary_samples(spe *e, uint64_t t0, size_t n, size_t depth)
+{
+    spe_frame chain[32];
+    for (size_t i = 0; i < depth && i < 32; i++)
+        chain[i] = (spe_frame){0x10 + 4 * (uint64_t)i, 0, (int32_t)(i & 1), -1};
+    for (uint64_t i = 0; i < n; i++)
+        spe_sample(e, t0 + i, 7, 1, 0, chain, depth < 32 ? depth : 32, NULL);
+}
+
+static int finish(spe *e, const char *path, const char *lib)
+{
+    const char *syms[] = {"leaf", "root"};
+    spe_file(e, 0, lib, syms, 2);
+    spe_thread(e, 7, 7, "app");
+    spe_end(e);
+    FILE *f = fopen(path, "wb");
+    int ok = f && !e->out.oom && fwrite(e->out.data, 1, e->out.len, f) == e->out.len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    spe_free(e);
+    return ok ? 0 : -1;
+}
+
+/* A File record with a symbol name of len bytes (which the encoder writes
+ * twice, as the symbol and as its mangled form). */
+static int big_symbol_file(spe *e, size_t len)
+{
+    char *big = malloc(len + 1);
+    if (!big)
+        return -1;
+    memset(big, 'f', len);
+    big[len] = 0;
+    const char *syms[] = {big, "root"};
+    spe_file(e, 1, "/system/lib64/libbig.so", syms, 2);
+    free(big);
+    return 0;
+}
+
+/* A sample of n frames, each at its own address. */
+static int long_sample(spe *e, uint64_t time, size_t n)
+{
+    spe_frame *chain = malloc(n * sizeof *chain);
+    if (!chain)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        chain[i] = (spe_frame){0x1000 + 4 * (uint64_t)i, 0, -1, -1};
+    spe_sample(e, time, 7, 1, 0, chain, n, NULL);
+    free(chain);
+    return 0;
+}
+
+/* The recipes: a 20 MiB symbol name, a 300,000-frame callchain. */
+static int write_big_symbol(const char *path)
+{
+    spe e;
+    begin(&e);
+    ordinary_samples(&e, 1000, 8, 2);
+    if (big_symbol_file(&e, 20 << 20) < 0)
+        return -1;
+    return finish(&e, path, "/system/lib64/libapp.so");
+}
+
+static int write_long_chain(const char *path)
+{
+    spe e;
+    begin(&e);
+    ordinary_samples(&e, 1000, 8, 2);
+    if (long_sample(&e, 2000, 300000) < 0)
+        return -1;
+    ordinary_samples(&e, 3000, 8, 2);
+    return finish(&e, path, "/system/lib64/libdeep.so");
+}
+
+/* The same records after nearly a batch's worth of others, so that the
+ * decoding thread's copy of the large record is its largest allocation:
+ * twice what the record itself takes in the input window (16 MiB) or in
+ * the decoded callchain (6 MiB).  Under the address sanitizer, whose
+ * limit is on single allocations, only this fails in that copy. */
+static int write_big_symbol_late(const char *path)
+{
+    spe e;
+    begin(&e);
+    char name[1001];
+    memset(name, 't', 1000);
+    name[1000] = 0;
+    for (uint32_t i = 0; i < 900; i++)
+        spe_thread(&e, 100 + i, 100, name);
+    ordinary_samples(&e, 1000, 8, 2);
+    if (big_symbol_file(&e, 8000000) < 0)
+        return -1;
+    return finish(&e, path, "/system/lib64/libapp.so");
+}
+
+static int write_long_chain_late(const char *path)
+{
+    spe e;
+    begin(&e);
+    ordinary_samples(&e, 1000, 2000, 32);
+    if (long_sample(&e, 5000, 200000) < 0)
+        return -1;
+    return finish(&e, path, "/system/lib64/libdeep.so");
+}
+
+/* Runs the CLI on in with a memory limit of mb MiB (0: none): --max-memory,
+ * or under the address sanitizer (which reserves more address space than
+ * any such limit) its own limits, with failed allocations returning
+ * NULL.  Returns the wait status; stderr goes to errf. */
+static int run_limited(const char *in, const char *out, const char *errf, unsigned mb)
+{
+    char limit[32];
+    snprintf(limit, sizeof limit, "%uM", mb);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int err = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err < 0)
+            _exit(127);
+        dup2(err, 2);
+        if (!mb) {
+            execl(t_profconv(), "profconv", "-q", in, "-o", out, (char *)NULL);
+            _exit(127);
+        }
+#if defined(__SANITIZE_ADDRESS__)
+        /* An allocation larger than a quarter of the limit fails at once
+         * (the sweep thus meets each of the large allocations failing);
+         * the soft RSS limit, checked by a background thread, makes the
+         * others fail in time. */
+        const char *was = getenv("ASAN_OPTIONS");
+        char opts[512];
+        snprintf(opts, sizeof opts, "%s%sallocator_may_return_null=1:"
+                 "max_allocation_size_mb=%u:soft_rss_limit_mb=%u",
+                 was ? was : "", was && *was ? ":" : "", mb / 4, mb);
+        setenv("ASAN_OPTIONS", opts, 1);
+        execl(t_profconv(), "profconv", "-q", in, "-o", out, (char *)NULL);
+#else
+        execl(t_profconv(), "profconv", "-q", "--max-memory", limit, in, "-o", out,
+              (char *)NULL);
+#endif
+        _exit(127);
+    }
+    int ws = 0;
+    if (pid < 0 || waitpid(pid, &ws, 0) != pid)
+        return -1;
+    return ws;
+}
+
+static void sweep(const char *in, const char *what)
+{
+    char out[700], errf[700];
+    snprintf(out, sizeof out, "%s/oom-%s.json", t_tmpdir(), what);
+    snprintf(errf, sizeof errf, "%s/oom-%s.err", t_tmpdir(), what);
+    int ok = 0, oom = 0;
+    for (unsigned mb = FIRST_LIMIT_MB; mb <= LAST_LIMIT_MB; mb += STEP_MB) {
+        unlink(out);
+        int ws = run_limited(in, out, errf, mb);
+        struct stat sb;
+        int left = stat(out, &sb) == 0;
+        char *e = read_text(errf);
+        if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+            ok++;
+            if (!left)
+                t_fail(__FILE__, __LINE__, "%s at %uM: exit 0 without an output", what, mb);
+        } else if (WIFEXITED(ws) && WEXITSTATUS(ws) == 3 && e &&
+                   strstr(e, "out of memory")) {
+            oom++;
+            if (left)
+                t_fail(__FILE__, __LINE__, "%s at %uM: an output left after \"%s\"", what,
+                       mb, e);
+        } else if (WIFSIGNALED(ws)) {
+            t_fail(__FILE__, __LINE__, "%s at %uM: killed by signal %d: %s", what, mb,
+                   WTERMSIG(ws), e ? e : "");
+        } else {
+            t_fail(__FILE__, __LINE__, "%s at %uM: exit %d: %s", what, mb,
+                   WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, e ? e : "");
+        }
+        free(e);
+    }
+    /* Some limits are too low, or the sweep tests nothing; and without a
+     * limit the input converts, so those runs did fail for want of
+     * memory. */
+    if (!oom)
+        t_fail(__FILE__, __LINE__, "%s: all %d limits converted", what, ok);
+    int ws = run_limited(in, out, errf, 0);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        t_fail(__FILE__, __LINE__, "%s: wait status %d without a limit", what, ws);
+    unlink(out);
+}
+
+TEST(simpleperf_oom_sweep)
+{
+    static const struct {
+        const char *name, *what;
+        int (*write)(const char *path);
+    } inputs[] = {
+        {"big-symbol", "a 20 MiB symbol name", write_big_symbol},
+        {"long-chain", "a 300,000-frame callchain", write_long_chain},
+        {"big-symbol-late", "an 8 MB symbol name late in a batch", write_big_symbol_late},
+        {"long-chain-late", "a 200,000-frame callchain late in a batch",
+         write_long_chain_late},
+    };
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+        t_case("simpleperf_oom_sweep: %s", inputs[i].what);
+        char path[700];
+        snprintf(path, sizeof path, "%s/oom-%s.trace", t_tmpdir(), inputs[i].name);
+        if (inputs[i].write(path) < 0) {
+            t_fail(__FILE__, __LINE__, "cannot write %s", path);
+            continue;
+        }
+        sweep(path, inputs[i].name);
+        unlink(path);
+    }
+}
