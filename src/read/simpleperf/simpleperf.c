@@ -489,6 +489,10 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
                  "does not know" : "");
         p->meta.empty_hint = pc_intern_cstr(p, hint);
     }
+    /* Unchecked, a hint that could not be interned would leave an empty
+     * profile, refused as bad input instead of out of memory. */
+    if (st == PC_OK && p->oom)
+        st = nomem(&b);
     free_build(&b);
     sp_close(&r);
     return st;
