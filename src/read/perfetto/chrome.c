@@ -74,13 +74,16 @@ int pf_on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s)
         if (i >= iids.n)
             continue;
         uint32_t stack;
-        if (pf_stack_of(r, s, iids.v[i], PC_NONE, &stack) < 0) {
+        int res = pf_stack_of(r, s, iids.v[i], PC_NONE, &stack);
+        if (res < 0) {
             if (p->oom) {
                 st = pf_nomem(r);
                 goto done;
             }
             r->st.unresolved_callstacks++;
             stack = PC_NONE;
+        } else if (res > 0) {
+            r->st.partial_stacks++;
         }
         uint64_t t = sum < 0 && (uint64_t)-sum > base ? 0 : base + (uint64_t)sum;
         pc_add_sample(p, thread, t, stack, 1, r->chrome_event, PC_NO_CPU);

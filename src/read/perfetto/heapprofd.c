@@ -162,12 +162,15 @@ int pf_heap_dump_end(pf_reader *r, pf_seq *s)
         uint32_t heap = s->hd.heap[d];
         for (size_t k = start[d]; k < start[d + 1]; k++) {
             uint32_t i = order[k], stack;
-            if (pf_stack_of(r, s, s->hs.callstack[i], PC_NONE, &stack) < 0) {
+            int res = pf_stack_of(r, s, s->hs.callstack[i], PC_NONE, &stack);
+            if (res < 0) {
                 if (p->oom)
                     break;
                 r->st.heap_unresolved++;
                 continue;
             }
+            if (res > 0)
+                r->st.partial_stacks++;
             /* An allocation with no frames has no callsite to charge it
              * to; trace_processor drops it too. */
             if (stack == PC_NONE) {

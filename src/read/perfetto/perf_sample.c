@@ -265,11 +265,14 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     if (thread == PC_NONE)
         return pf_nomem(r);
     uint32_t stack = PC_NONE;
-    if (has_cs && pf_stack_of(r, s, cs, PC_NONE, &stack) < 0) {
+    int res = has_cs ? pf_stack_of(r, s, cs, PC_NONE, &stack) : 0;
+    if (res < 0) {
         if (p->oom)
             return pf_nomem(r);
         r->st.unresolved_callstacks++;
         stack = PC_NONE;
+    } else if (res > 0) {
+        r->st.partial_stacks++;
     }
     /* traced_perf puts an "ERROR <reason>" frame at the root of a stack
      * whose unwinding failed; add one when the producer did not. */

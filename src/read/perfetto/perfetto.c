@@ -203,6 +203,14 @@ static void report(pf_reader *r)
     if (st->unresolved_callstacks)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " samples name a callstack the trace does not "
                "define; they are kept with an empty stack", st->unresolved_callstacks);
+    if (st->partial_stacks) {
+        char first[160];
+        pf_undef_text(r, first, sizeof first);
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " samples have a callstack with a frame, mapping "
+               "or function name the trace does not define (the first: %s); the rest of "
+               "each stack is kept, an undefined frame shows as \"[undefined frame iid N]\"",
+               st->partial_stacks, first);
+    }
     if (st->no_timestamp)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " perf samples have no timestamp and were "
                "left out", st->no_timestamp);

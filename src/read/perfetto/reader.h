@@ -121,6 +121,7 @@ typedef struct pf_seq {
 typedef struct pf_stats {
     uint64_t records_lost, lost_packets, skipped_samples, producer_stops;
     uint64_t unresolved_callstacks, no_timestamp, clock_failures;
+    uint64_t partial_stacks;  /* samples whose stack lacks a frame's definition */
     uint64_t unwind_errors, needs_state, chrome_no_thread, chrome_bad;
     uint64_t heap_gaps, heap_unresolved, heap_empty, heap_no_clock, heap_flags;
     uint64_t streaming_allocs, streaming_frees;
@@ -209,6 +210,15 @@ typedef struct pf_reader {
 
     uint16_t chrome_event;
     pf_stats st;
+
+    /* The first frame, mapping or function name a callstack refers to
+     * and the trace does not define (what: 0 none yet), for the warning
+     * (pf_undef_text). */
+    struct {
+        uint64_t callstack, frame, ref;
+        uint32_t seq;
+        int what;
+    } undef;
 } pf_reader;
 
 /* Where and when a packet is, for the payload's reader. */
@@ -251,6 +261,8 @@ int pf_on_callstack(pf_reader *r, pb_reader *pr, pf_interned *t);
 int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s);
 uint32_t pf_named_frame(pf_reader *r, const char *name);
 int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out);
+/* Describes r->undef into buf, as snprintf does. */
+int pf_undef_text(const pf_reader *r, char *buf, size_t cap);
 uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack);
 
 /* ---- clock_snapshot.c ---- */

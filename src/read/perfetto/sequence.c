@@ -3,6 +3,7 @@
  * to the profile's mappings, frames and stacks.  Every family with
  * callstacks goes through here, and the tables live and die with their
  * sequence's incremental state, so both are kept together. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,36 +396,13 @@ static uint32_t mapping_of(pf_reader *r, pf_seq *s, uint64_t iid)
     return m->resolved = id;
 }
 
-/* The profile frame for an interned frame; frames are shared across
- * sequences by (mapping, rel_pc, name, kind).  The name is part of the
- * key because JIT caches reuse addresses for other methods. */
-static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid)
+/* The reader's frame for (map, name, rel_pc, kind), added when new. */
+static uint32_t find_or_add_frame(pf_reader *r, uint32_t map, uint32_t name, uint64_t rel_pc,
+                                  uint8_t kind)
 {
-    pf_interned *t = &s->local;
-    uint32_t i = pf_interned_find(t, PF_FRAME, iid);
-    if (i == PC_NONE) {
-        t = &s->it;
-        i = pf_interned_find(t, PF_FRAME, iid);
-    }
-    if (i == PC_NONE)
-        return PC_NONE;
-    pf_frame_rec *fr = &t->frames[i];
-    if (fr->resolved != PC_NONE)
-        return fr->resolved;
-    uint32_t map = PC_NONE, name = PC_NONE;
-    /* mapping_id 0 marks a frame known by name only. */
-    if (fr->mapping_iid && (map = mapping_of(r, s, fr->mapping_iid)) == PC_NONE)
-        return PC_NONE;
-    if (fr->has_name && fr->name_iid) {
-        name = lookup_string(r, s, PF_FUNCTION_NAME, fr->name_iid);
-        if (name == PC_NONE)
-            return PC_NONE;
-        if (pc_str_len(&r->p->str, name) == 0)
-            name = PC_NONE;
-    }
     pc_profile *p = r->p;
     uint64_t h = pc_mix64((uint64_t)map << 32 | name);
-    h = pc_mix64(h ^ fr->rel_pc ^ (uint64_t)fr->kind << 56);
+    h = pc_mix64(h ^ rel_pc ^ (uint64_t)kind << 56);
     pc_probe pr;
     if (pc_htab_reserve(&r->fr.idx, r->fr.n + 1) < 0) {
         p->oom = 1;
@@ -433,23 +411,90 @@ static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid)
     pc_probe_start(&r->fr.idx, h, &pr);
     for (uint32_t id; (id = pc_probe_next(&r->fr.idx, &pr)) != PC_NONE;)
         if (r->fr.map[id] == map && r->fr.name[id] == name &&
-            r->fr.kind[id] == fr->kind && p->frame.addr[id] == fr->rel_pc)
-            return fr->resolved = id;
+            r->fr.kind[id] == kind && p->frame.addr[id] == rel_pc)
+            return id;
     struct pc_col cols[] = {PC_COL(r->fr.map), PC_COL(r->fr.name), PC_COL(r->fr.kind)};
     if (pc_grow_cols(&r->fr.cap, r->fr.n + 1, cols, 3) < 0) {
         p->oom = 1;
         return PC_NONE;
     }
     /* Named and categorised at the end, in pf_resolve_names. */
-    uint32_t id = pc_add_frame(p, PC_NONE, fr->rel_pc, PC_CAT_USER, PC_EXEC_NATIVE);
+    uint32_t id = pc_add_frame(p, PC_NONE, rel_pc, PC_CAT_USER, PC_EXEC_NATIVE);
     if (id == PC_NONE)
         return PC_NONE;
     r->fr.n++;
     r->fr.map[id] = map;
     r->fr.name[id] = name;
-    r->fr.kind[id] = fr->kind;
+    r->fr.kind[id] = kind;
     pc_htab_insert(&r->fr.idx, &pr, id);
-    return fr->resolved = id;
+    return id;
+}
+
+/* Frame.Kind of the frames the reader makes up (names.c's KIND_SYNTHETIC). */
+#define SYNTHETIC 0xff
+
+/* What a frame refers to that the trace does not define (r->undef). */
+enum { UNDEF_NONE, UNDEF_FRAME, UNDEF_MAPPING, UNDEF_NAME };
+
+/* The profile frame for an interned frame; frames are shared across
+ * sequences by (mapping, rel_pc, name, kind).  The name is part of the
+ * key because JIT caches reuse addresses for other methods.  A mapping
+ * or function name the trace does not define leaves the frame without
+ * it (named by its address or function name), *why and *ref telling; an
+ * undefined frame gives PC_NONE with *why UNDEF_FRAME.  Only complete
+ * frames are remembered, so a definition arriving later is used. */
+static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid, int *why, uint64_t *ref)
+{
+    pf_interned *t = &s->local;
+    uint32_t i = pf_interned_find(t, PF_FRAME, iid);
+    if (i == PC_NONE) {
+        t = &s->it;
+        i = pf_interned_find(t, PF_FRAME, iid);
+    }
+    if (i == PC_NONE) {
+        *why = UNDEF_FRAME;
+        *ref = iid;
+        return PC_NONE;
+    }
+    pf_frame_rec *fr = &t->frames[i];
+    if (fr->resolved != PC_NONE)
+        return fr->resolved;
+    uint32_t map = PC_NONE, name = PC_NONE;
+    int missing = UNDEF_NONE;
+    /* mapping_id 0 marks a frame known by name only. */
+    if (fr->mapping_iid && (map = mapping_of(r, s, fr->mapping_iid)) == PC_NONE) {
+        if (r->p->oom)
+            return PC_NONE;
+        missing = UNDEF_MAPPING;
+        *ref = fr->mapping_iid;
+    }
+    if (fr->has_name && fr->name_iid) {
+        name = lookup_string(r, s, PF_FUNCTION_NAME, fr->name_iid);
+        if (name == PC_NONE && !missing) {
+            missing = UNDEF_NAME;
+            *ref = fr->name_iid;
+        }
+        if (name != PC_NONE && pc_str_len(&r->p->str, name) == 0)
+            name = PC_NONE;
+    }
+    uint32_t id = find_or_add_frame(r, map, name, fr->rel_pc, fr->kind);
+    if (missing)
+        *why = missing;
+    else if (id != PC_NONE)
+        fr->resolved = id;
+    return id;
+}
+
+/* The frame that stands in a stack for frame iid, which the trace does
+ * not define. */
+static uint32_t undefined_frame(pf_reader *r, uint64_t iid)
+{
+    char name[48];
+    snprintf(name, sizeof name, "[undefined frame iid %" PRIu64 "]", iid);
+    uint32_t sid = pc_intern_cstr(r->p, name);
+    if (sid == PC_NONE)
+        return PC_NONE;
+    return find_or_add_frame(r, PC_NONE, sid, 0, SYNTHETIC);
 }
 
 /* A synthetic frame named name (an unwinding error). */
@@ -477,8 +522,12 @@ uint32_t pf_named_frame(pf_reader *r, const char *name)
 }
 
 /* Resolves a callstack to a profile stack in *out (PC_NONE for an empty
- * one), under root when that is not PC_NONE.  Returns 0, or -1 when the
- * callstack or one of its frames is not defined. */
+ * one), under root when that is not PC_NONE.  Returns 0; 1 when a frame,
+ * or a frame's mapping or function name, is not defined: the stack keeps
+ * every other frame, an undefined one shows as "[undefined frame iid N]"
+ * in its place (dropping it would show its caller calling its callee),
+ * and r->undef notes the first such reference; -1 when the callstack is
+ * not defined, or out of memory. */
 int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out)
 {
     pf_interned *t = &s->local;
@@ -512,18 +561,50 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
         *out = stack;
         return 0;
     }
+    int partial = 0;
     for (uint32_t k = (uint32_t)pc_depth_cut(r->p, c->n_frames); k < c->n_frames; k++) {
-        uint32_t f = frame_of(r, s, t->pool[c->frame0 + k]);
+        uint64_t fiid = t->pool[c->frame0 + k], ref = 0;
+        int why = UNDEF_NONE;
+        uint32_t f = frame_of(r, s, fiid, &why, &ref);
+        if (why == UNDEF_FRAME)
+            f = undefined_frame(r, fiid);
         if (f == PC_NONE)
             return -1;
+        if (why != UNDEF_NONE) {
+            partial = 1;
+            if (!r->undef.what) {
+                r->undef.what = why;
+                r->undef.seq = s->id;
+                r->undef.callstack = iid;
+                r->undef.frame = fiid;
+                r->undef.ref = ref;
+            }
+        }
         stack = pc_stack(r->p, stack, f);
     }
     if (r->p->oom)
         return -1;
-    if (root == PC_NONE)
+    /* A stack with something missing is resolved again each time, so that
+     * a definition arriving later is used. */
+    if (root == PC_NONE && !partial)
         pf_interned_callstack_done(t, i, stack);
     *out = stack;
-    return 0;
+    return partial;
+}
+
+int pf_undef_text(const pf_reader *r, char *buf, size_t cap)
+{
+    static const char *const what[] = {"", "", "mapping", "function name"};
+    if (r->undef.what == UNDEF_FRAME)
+        return snprintf(buf, cap, "frame iid %" PRIu64 " of callstack iid %" PRIu64
+                        " on sequence %" PRIu32 " is not defined", r->undef.frame,
+                        r->undef.callstack, r->undef.seq);
+    if (r->undef.what)
+        return snprintf(buf, cap, "frame iid %" PRIu64 " of callstack iid %" PRIu64
+                        " on sequence %" PRIu32 " names %s iid %" PRIu64 ", which is not "
+                        "defined", r->undef.frame, r->undef.callstack, r->undef.seq,
+                        what[r->undef.what], r->undef.ref);
+    return snprintf(buf, cap, "%s", "");
 }
 
 /* The first (root) frame's name of a callstack, or PC_NONE. */
