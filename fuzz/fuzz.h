@@ -2,8 +2,9 @@
  *
  * A target returns normally on any input.  A crash, a hang, a sanitizer
  * report, or an abort() on a broken promise (an error message that is not
- * one line naming an offset, output that differs between two runs or
- * between one and two threads, a Firefox file the validators refuse) is a
+ * one line naming an offset, a message or log line holding a byte a
+ * terminal would act on, output that differs between two runs or between
+ * one and two threads, a Firefox file the validators refuse) is a
  * finding.
  *
  * Built for libFuzzer (`make fuzz-smoke`; PC_FUZZ_LIBFUZZER defined), each
@@ -42,6 +43,14 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
  * outputs are the same bytes; Firefox outputs must pass the validators.
  * Returns the output (malloc'd; *len its size), or NULL on failure. */
 unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len);
+
+/* Aborts unless msg (an error message or a log line; what says which)
+ * holds only what a terminal shows as text: no byte below 0x20, no 0x7f,
+ * no C1 control, nothing but valid UTF-8, whatever the input. */
+void fuzz_check_message(const char *what, const char *msg);
+
+/* A pc_log_fn that checks every line with fuzz_check_message. */
+void fuzz_check_log(void *ctx, int level, const char *message);
 
 /* Sets the allocation budget of what follows to bytes (0: none) and starts
  * counting afresh; returns 1 where allocations are wrapped (the fuzz

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "fuzz.h"
 #include "gecko_valid.h"
 #include "processed_valid.h"
@@ -11,6 +12,25 @@ static void broken(const char *what, const char *detail)
 {
     fprintf(stderr, "fuzz: %s: %s\n", what, detail);
     abort();
+}
+
+void fuzz_check_message(const char *what, const char *msg)
+{
+    char again[2048];
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            broken(what, "a control byte in a message");
+    /* Escaping leaves a safe message as it is: no C1 control, nothing
+     * but valid UTF-8. */
+    if (strcmp(pc_escape(again, sizeof again, msg), msg) != 0)
+        broken(what, "a byte that is not valid UTF-8, or a C1 control, in a message");
+}
+
+void fuzz_check_log(void *ctx, int level, const char *message)
+{
+    (void)ctx;
+    (void)level;
+    fuzz_check_message("log line", message);
 }
 
 size_t fuzz_budget_of(const uint8_t *data, size_t size)
@@ -40,6 +60,8 @@ static void budgeted_convert(const uint8_t *data, size_t size, const pc_options 
     pc_profile_free(p);
     if (st != PC_OK && (!err.message[0] || strchr(err.message, '\n')))
         broken("error message is not one line", err.message);
+    if (st != PC_OK)
+        fuzz_check_message("error message", err.message);
     if (st == PC_ENOMEM && !strstr(err.message, "out of memory"))
         broken("out of memory not said", err.message);
 }
@@ -55,6 +77,7 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
      * (chosen by their size, so a run repeats) are cut at 5 frames. */
     if (size % 3 == 1)
         o.max_depth = 5;
+    o.log = fuzz_check_log;
     write_budget = fuzz_budget_of(data, size);
     if (write_budget)
         budgeted_convert(data, size, &o, write_budget);
@@ -69,6 +92,7 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
         return p;
     if (!err.message[0] || strchr(err.message, '\n'))
         broken("error message is not one line", err.message);
+    fuzz_check_message("error message", err.message);
     /* Input errors name the byte offset (filter files their line); a
      * valid input with nothing to show has no byte at fault. */
     if (st == PC_EINPUT && !strstr(err.message, "offset ") && !filter_file &&
@@ -86,6 +110,8 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
     pc_input_close(in);
     if (st != PC_OK && (!err.message[0] || strchr(err.message, '\n')))
         broken("error message is not one line", err.message);
+    if (st != PC_OK)
+        fuzz_check_message("error message", err.message);
     return st == PC_OK ? p : NULL;
 }
 
@@ -95,6 +121,7 @@ unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len)
     pc_write_options_init(&w);
     w.format = format;
     w.gzip = gz;
+    w.log = fuzz_check_log;
     unsigned char *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     pc_error err;
@@ -109,9 +136,13 @@ unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len)
             broken("a write failed other than for memory", err.message);
         if (st == PC_ENOMEM && (strchr(err.message, '\n') || !strstr(err.message, "out of memory")))
             broken("out of memory not said in one line", err.message);
+        if (st != PC_OK)
+            fuzz_check_message("write error message", err.message);
     }
-    if (pc_write_memory(p, &w, &a, &na, &err) != PC_OK)
+    if (pc_write_memory(p, &w, &a, &na, &err) != PC_OK) {
+        fuzz_check_message("write error message", err.message);
         return NULL;
+    }
     if (pc_write_memory(p, &w, &b, &nb, &err) != PC_OK)
         broken("second write failed", err.message);
     if (na != nb || (na && memcmp(a, b, na) != 0))
