@@ -159,7 +159,9 @@ static int read_filter_file(const char *path, timefilter *f, const pc_options *o
         }
         size_t want = cmds[c].kind ? 3 : 2;
         uint64_t id = 0, ts;
-        if (n != want || (cmds[c].kind && parse_u64(args[1], &id) < 0) ||
+        /* Ids past INT64_MAX name no thread: refused rather than read as
+         * negative ones. */
+        if (n != want || (cmds[c].kind && (parse_u64(args[1], &id) < 0 || id > INT64_MAX)) ||
             parse_u64(args[want - 1], &ts) < 0) {
             fclose(in);
             return pc_fail(err, PC_EINPUT, "%s:%u: %s takes %s", path, lineno,

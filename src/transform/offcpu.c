@@ -74,7 +74,10 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
                 next = end;
                 pending++;
             }
-            p->sample.weight[i] = next > t0 ? (int64_t)(next - t0) : 1;
+            /* A wait longer than the weights hold weighs their most. */
+            p->sample.weight[i] = next <= t0                ? 1
+                                  : next - t0 > INT64_MAX ? INT64_MAX
+                                                            : (int64_t)(next - t0);
             off++;
         }
     }

@@ -170,11 +170,61 @@ typedef struct track {
     uint32_t thread;
     int off;        /* 1: the off-CPU half */
     size_t samples; /* samples, or a heap track's callsites */
-    uint64_t weight;
     uint32_t heap;  /* a heap track's heap name, else PC_NONE */
     size_t h0, hn;  /* a heap track's rows in the heap order */
     int64_t tid;
 } track;
+
+/* Heap tracks need tids of their own, numbers no thread has: those above
+ * every thread's, from 0 up.  An input can name a thread INT64_MAX; then
+ * the lowest numbers no thread has are taken instead, found in the tids
+ * sorted. */
+typedef struct fresh {
+    int64_t next;       /* the next candidate */
+    int64_t *sorted;    /* NULL while counting up from the highest tid */
+    size_t n, at;
+} fresh;
+
+static int cmp_tid(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* For up to wanted tids; -1 when out of memory. */
+static int fresh_init(fresh *f, const pc_profile *p, size_t wanted)
+{
+    size_t nt = p->thread.n;
+    int64_t top = -1;
+    memset(f, 0, sizeof *f);
+    for (size_t t = 0; t < nt; t++)
+        if (p->thread.tid[t] > top)
+            top = p->thread.tid[t];
+    /* Room above top, in unsigned arithmetic: top may be -1. */
+    if ((uint64_t)INT64_MAX - (uint64_t)top >= wanted) {
+        f->next = top < INT64_MAX ? top + 1 : top;
+        return 0;
+    }
+    if (!(f->sorted = malloc((nt + 1) * sizeof *f->sorted)))
+        return -1;
+    for (size_t t = 0; t < nt; t++)
+        f->sorted[t] = p->thread.tid[t];
+    pc_qsort(f->sorted, nt, sizeof *f->sorted, cmp_tid);
+    f->n = nt;
+    f->next = INT64_MIN;
+    return 0;
+}
+
+static int64_t fresh_tid(fresh *f)
+{
+    for (; f->sorted && f->at < f->n && f->sorted[f->at] <= f->next; f->at++)
+        if (f->sorted[f->at] == f->next)
+            f->next++;  /* fewer tids than numbers below INT64_MAX */
+    int64_t v = f->next;
+    if (v < INT64_MAX)
+        f->next = v + 1;
+    return v;
+}
 
 static int track_has(const pc_profile *p, const track *k, size_t i)
 {
@@ -670,23 +720,19 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
     heap_series hs = {0};
     pc_merged m = {0};
     used u = {0};
+    fresh ft = {0};
     int st = PC_OK;
 
     if (!order || !main_of || !mperm || !mfirst || !tracks || !visible || !proc_start ||
         heap_series_init(p, &hs) < 0 ||
         pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
         pc_thread_span(p, &first, &last) < 0 || pc_merge(p, &m) < 0 ||
-        collect(p, &m, &u) < 0) {
+        collect(p, &m, &u) < 0 || fresh_init(&ft, p, p->heap.n) < 0) {
         st = pc_fail(err, PC_ENOMEM, "out of memory");
         goto done;
     }
     pc_thread_order(p, order, main_of);
 
-    /* Heap tracks need tids of their own: numbers above every real one. */
-    int64_t next_tid = 0;
-    for (size_t t = 0; t < nt; t++)
-        if (p->thread.tid[t] >= next_tid)
-            next_tid = p->thread.tid[t] + 1;
     size_t n_tracks = 0;
     for (size_t k = 0; k < nt; k++) {
         uint32_t t = order[k];
@@ -696,12 +742,9 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         int own = h0 == h1 || p->sample.first[t + 1] > p->sample.first[t] ||
                   mfirst[t + 1] > mfirst[t];
         for (int off = 0; own && off <= (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF); off++) {
-            track tr = {t, off, 0, 0, PC_NONE, 0, 0, p->thread.tid[t]};
+            track tr = {t, off, 0, PC_NONE, 0, 0, p->thread.tid[t]};
             for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
-                if (track_has(p, &tr, i)) {
-                    tr.samples++;
-                    tr.weight += p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0;
-                }
+                tr.samples += track_has(p, &tr, i);
             /* The off-CPU half exists only when it has samples. */
             if (!off || tr.samples)
                 tracks[n_tracks++] = tr;
@@ -711,7 +754,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
             size_t e = j, changes = 0;
             for (; e < h1 && p->heap.heap[hs.order[e]] == h; e++)
                 changes += hs.delta[hs.order[e]] != 0;
-            track tr = {t, 0, changes, 0, h, j, e - j, own ? next_tid++ : p->thread.tid[t]};
+            track tr = {t, 0, changes, h, j, e - j, own ? fresh_tid(&ft) : p->thread.tid[t]};
             own = 1;
             tracks[n_tracks++] = tr;
             j = e;
@@ -827,6 +870,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
     jw_obj_end(&w);
     sink_write(s, "\n", 1);
 done:
+    free(ft.sorted);
     used_free(&u);
     pc_merged_free(&m);
     free(order);

@@ -71,7 +71,7 @@ static int parse_dec(const char *s, const char *e, uint64_t *v)
     if (s == e)
         return 0;
     for (; s < e; s++) {
-        if (!is_digit(*s) || x > (UINT64_MAX - 9) / 10)
+        if (!is_digit(*s) || x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
             return 0;
         x = x * 10 + (uint64_t)(*s - '0');
     }
@@ -102,6 +102,9 @@ static int parse_time(const char *s, const char *e, uint64_t *ns)
         return 0;
     for (; digits < 9; digits++)
         frac *= 10;
+    /* Past 2^64 - 1 ns is no time: it would wrap to an early one. */
+    if (frac > UINT64_MAX - secs * 1000000000u)
+        return 0;
     *ns = secs * 1000000000u + frac;
     return 1;
 }
