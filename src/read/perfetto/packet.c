@@ -1,112 +1,279 @@
 /* TracePacket dispatch: a packet's sequence and its incremental state
  * (cleared, lost, defaults, interned data), then its payload handed to
- * the reader of its family; compressed packets are inflated and their
- * packets dispatched the same way.  The one place that knows every
- * packet kind. */
+ * the reader of its family; compressed packets are decoded as they are
+ * decompressed, their packets dispatched the same way.  The one place
+ * that knows every packet kind. */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "read/perfetto/reader.h"
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 
-/* Decompressed packets may not exceed this (a zip bomb guard). */
-#define MAX_DECOMPRESSED ((size_t)1 << 31)
+/* Compressed packets are decoded as they are decompressed: zbuf holds
+ * one decoding step's output and the packet it ends inside, never the
+ * whole, so that memory follows the packets and not what the compressed
+ * bytes expand to (a megabyte of zlib is a gigabyte of zeros, of zstd
+ * far more). */
+#define Z_STEP ((size_t)128 << 10)
+/* A packet inside compressed packets is held whole to be decoded, so its
+ * size bounds the buffer.  Outside, a packet is bounded by the input it
+ * lies in; inside, a few bytes claim a gigabyte.  Perfetto's writers keep
+ * their packets far smaller (heapprofd and the Java heap dumper cut
+ * theirs near 400 kB, for consumers that take 500 kB chunks): 16 MiB
+ * leaves them room and keeps a conversion's peak to tens of MB. */
+#define MAX_INNER_PACKET ((size_t)16 << 20)
+/* A packet with its tag and length (10 bytes each at most), and a step. */
+#define Z_MAX_BUF (MAX_INNER_PACKET + 20 + Z_STEP)
+/* The zstd window a frame may ask for: every level up to 20 fits, the
+ * ultra levels do not (zstd's own limit is 128 MiB).  Without a content
+ * size, as Perfetto's streaming compressor leaves it, the decoder holds
+ * the whole window. */
+#define ZSTD_WINDOW_LOG_MAX 25
+/* What one compressed packet may decompress to: memory no longer depends
+ * on it, time still does. */
+#define MAX_DECOMPRESSED ((uint64_t)1 << 31)
 
-static int packets(pf_reader *r, const uint8_t *data, size_t len, uint64_t base);
+/* The decoder of one compressed packet's stream. */
+typedef struct zstream {
+    int zstd, end;
+    z_stream z;
+    ZSTD_DStream *zd;
+    ZSTD_inBuffer zin;
+    size_t left;          /* zlib input not yet handed to inflate */
+    uint64_t total;       /* bytes decompressed */
+} zstream;
+
+/* Where the decoding of the decompressed bytes is: zbuf[0] is at
+ * decompressed byte base and holds have bytes, decoded up to pos; need
+ * is the size of the packet begun at pos (0 while unknown).  A Trace
+ * field other than a packet is passed over as it comes: skip bytes of it
+ * are still to come, its length at decompressed byte skip_at. */
+typedef struct zcursor {
+    size_t have, pos, need;
+    uint64_t base, skip, skip_at;
+} zcursor;
+
+/* Errors of the compressed stream itself name the compressed packet, at
+ * its offset in the input, whatever packets of it were read. */
+static int stream_fail(pf_reader *r, size_t outer, uint64_t offset, const char *what,
+                       const char *detail)
+{
+    size_t index = r->packet_index;
+    int depth = r->z_depth;
+    r->packet_index = outer;
+    r->z_depth = 0;
+    int st = pf_fail(r, offset, "%s%s", what, detail);
+    r->packet_index = index;
+    r->z_depth = depth;
+    return st;
+}
+
+/* Decompresses up to room bytes into out (*got of them). */
+static int decompress(pf_reader *r, zstream *s, uint8_t *out, size_t room, size_t *got,
+                      size_t outer, uint64_t offset)
+{
+    if (s->zstd) {
+        ZSTD_outBuffer zout = {out, room, 0};
+        size_t ret = ZSTD_decompressStream(s->zd, &zout, &s->zin);
+        *got = zout.pos;
+        if (ZSTD_isError(ret)) {
+            char msg[160];
+            int window = ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge;
+            snprintf(msg, sizeof msg, ": %s", ZSTD_getErrorName(ret));
+            if (window)
+                snprintf(msg + strlen(msg), sizeof msg - strlen(msg), " (a window over %u MiB)",
+                         1u << (ZSTD_WINDOW_LOG_MAX - 20));
+            return stream_fail(r, outer, offset, "zstd_compressed_packets", msg);
+        }
+        if (ret == 0)
+            s->end = 1;
+        else if (s->zin.pos == s->zin.size && zout.pos < zout.size)
+            return stream_fail(r, outer, offset, "zstd_compressed_packets",
+                               ": the data ends inside the stream");
+        return PC_OK;
+    }
+    uInt in_chunk = s->left > (1u << 30) ? 1u << 30 : (uInt)s->left;
+    uInt out_chunk = room > (1u << 30) ? 1u << 30 : (uInt)room;
+    s->z.avail_in = in_chunk;
+    s->z.next_out = out;
+    s->z.avail_out = out_chunk;
+    int ret = inflate(&s->z, Z_NO_FLUSH);
+    s->left -= in_chunk - s->z.avail_in;
+    *got = out_chunk - s->z.avail_out;
+    if (ret == Z_STREAM_END)
+        s->end = 1;
+    else if (ret == Z_BUF_ERROR && s->left == 0 && s->z.avail_out > 0)
+        return stream_fail(r, outer, offset, "compressed_packets",
+                           ": the zlib data ends inside the stream");
+    else if (ret != Z_OK && ret != Z_BUF_ERROR)
+        return stream_fail(r, outer, offset, "compressed_packets: ",
+                           s->z.msg ? s->z.msg : "invalid zlib data");
+    return PC_OK;
+}
+
+/* Decodes the packets that are whole in zbuf; with end, the stream is
+ * over and what remains must be whole too. */
+static int decode_whole(pf_reader *r, zcursor *c, int end)
+{
+    if (c->skip) {
+        size_t n = c->have - c->pos;
+        if (n > c->skip)
+            n = (size_t)c->skip;
+        c->pos += n;
+        c->skip -= n;
+        if (c->skip)
+            return end ? pf_fail(r, c->skip_at, "Trace: %s", pb_strerror(PB_ELENGTH)) : PC_OK;
+    }
+    if (c->pos == c->have || (c->have - c->pos < c->need && !end))
+        return PC_OK;
+    c->need = 0;
+    pb_reader pr;
+    pb_field f;
+    int got;
+    pb_reader_init(&pr, r->zbuf, c->have, c->base);
+    pr.p = r->zbuf + c->pos;
+    while ((got = pb_next(&pr, &f)) > 0) {
+        if (f.number != 1)
+            continue;
+        if (f.wiretype != L) {
+            pb_expect(&pr, &f, L);
+            return pf_wire_fail(r, &pr, "Trace");
+        }
+        int st = pf_on_packet(r, f.data, f.len, pb_offset(&pr, f.data));
+        if (st != PC_OK)
+            return st;
+        /* An empty packet after an empty packet changes nothing but the
+         * count: a run of them, which a few bytes of zstd make a
+         * gigabyte of, is counted without decoding each. */
+        if (f.len == 0) {
+            const uint8_t *p = pr.p;
+            while (pr.end - p >= 2 && p[0] == 0x0a && p[1] == 0)
+                p += 2;
+            r->packet_index += (size_t)(p - pr.p) / 2;
+            r->st.packets += (uint64_t)(p - pr.p) / 2;
+            pr.p = p;
+        }
+    }
+    c->pos = (size_t)(pr.p - r->zbuf);
+    if (got == 0)
+        return PC_OK;
+    if (end || (pr.err != PB_ETRUNCATED && pr.err != PB_ELENGTH))
+        return pf_wire_fail(r, &pr, "Trace");
+    /* The bytes end inside a field: wait for the rest, or pass over it
+     * as it comes when it is not a packet. */
+    const uint8_t *p = pr.p, *stop = r->zbuf + c->have;
+    uint64_t tag, len;
+    if (pb_varint(&p, stop, &tag) != PB_OK || (tag & 7) != PB_LEN)
+        return PC_OK;
+    const uint8_t *len_at = p;
+    if (pb_varint(&p, stop, &len) != PB_OK)
+        return PC_OK;
+    size_t hdr = (size_t)(p - pr.p);
+    if ((tag >> 3) != 1) {
+        c->skip = len - (uint64_t)(stop - p);
+        c->skip_at = pb_offset(&pr, len_at);
+        c->pos = c->have;
+        return PC_OK;
+    }
+    if (len > MAX_INNER_PACKET) {
+        r->packet_index++;
+        r->st.packets++;
+        return pf_fail(r, pb_offset(&pr, pr.p), "the packet claims %" PRIu64 " bytes, more "
+                       "than the %zu MiB a packet inside compressed packets may hold",
+                       len, MAX_INNER_PACKET >> 20);
+    }
+    c->need = hdr + (size_t)len;
+    return PC_OK;
+}
+
+static int decompress_packets(pf_reader *r, uint64_t offset, zstream *s)
+{
+    size_t outer = r->packet_index;
+    zcursor c = {0};
+    for (;;) {
+        int st = decode_whole(r, &c, s->end);
+        if (st != PC_OK || s->end)
+            return st;
+        /* Only the packet the bytes end inside is kept. */
+        if (c.pos) {
+            memmove(r->zbuf, r->zbuf + c.pos, c.have - c.pos);
+            c.base += c.pos;
+            c.have -= c.pos;
+            c.pos = 0;
+        }
+        if (r->zcap - c.have < Z_STEP) {
+            /* What is held is less than a packet and its header, so
+             * this stays within MAX_INNER_PACKET and a step. */
+            size_t cap = r->zcap + r->zcap / 2;
+            if (cap < c.have + Z_STEP)
+                cap = c.have + Z_STEP;
+            if (cap > Z_MAX_BUF)
+                cap = Z_MAX_BUF;
+            uint8_t *b = realloc(r->zbuf, cap);
+            if (!b)
+                return pf_nomem(r);
+            r->zbuf = b;
+            r->zcap = cap;
+        }
+        /* One byte past the limit tells a stream that goes beyond. */
+        size_t room = r->zcap - c.have;
+        if (room > Z_STEP)
+            room = Z_STEP;
+        if (room > MAX_DECOMPRESSED + 1 - s->total)
+            room = (size_t)(MAX_DECOMPRESSED + 1 - s->total);
+        size_t got = 0;
+        st = decompress(r, s, r->zbuf + c.have, room, &got, outer, offset);
+        if (st != PC_OK)
+            return st;
+        c.have += got;
+        s->total += got;
+        if (s->total > MAX_DECOMPRESSED) {
+            char msg[64];
+            snprintf(msg, sizeof msg, " expand beyond %" PRIu64 " bytes", MAX_DECOMPRESSED);
+            return stream_fail(r, outer, offset, s->zstd ? "zstd_compressed_packets"
+                               : "compressed_packets", msg);
+        }
+    }
+}
 
 static int on_compressed(pf_reader *r, const pb_field *f, uint64_t offset, int zstd)
 {
+    /* The packets inside are decoded from zbuf, which one stream uses at
+     * a time. */
     if (r->z_depth)
         return pf_fail(r, offset, "compressed packets inside compressed packets");
-    size_t n = 0;
+    zstream s;
+    memset(&s, 0, sizeof s);
+    s.zstd = zstd;
     if (zstd) {
-        ZSTD_DStream *z = ZSTD_createDStream();
-        if (!z)
+        s.zd = ZSTD_createDStream();
+        if (!s.zd || ZSTD_isError(ZSTD_DCtx_setParameter(s.zd, ZSTD_d_windowLogMax,
+                                                         ZSTD_WINDOW_LOG_MAX))) {
+            ZSTD_freeDStream(s.zd);
             return pf_nomem(r);
-        ZSTD_inBuffer zin = {f->data, f->len, 0};
-        size_t ret = 1;
-        while (ret != 0) {
-            if (n == r->zcap) {
-                size_t cap = r->zcap ? r->zcap * 2 : (size_t)1 << 20;
-                uint8_t *b = cap > MAX_DECOMPRESSED ? NULL : realloc(r->zbuf, cap);
-                if (!b) {
-                    ZSTD_freeDStream(z);
-                    return cap > MAX_DECOMPRESSED
-                               ? pf_fail(r, offset, "zstd_compressed_packets expand "
-                                         "beyond %zu bytes", MAX_DECOMPRESSED)
-                               : pf_nomem(r);
-                }
-                r->zbuf = b;
-                r->zcap = cap;
-            }
-            ZSTD_outBuffer zout = {r->zbuf, r->zcap, n};
-            ret = ZSTD_decompressStream(z, &zout, &zin);
-            n = zout.pos;
-            if (ZSTD_isError(ret)) {
-                ZSTD_freeDStream(z);
-                return pf_fail(r, offset, "zstd_compressed_packets: %s",
-                               ZSTD_getErrorName(ret));
-            }
-            if (ret != 0 && zin.pos == zin.size && zout.pos < zout.size) {
-                ZSTD_freeDStream(z);
-                return pf_fail(r, offset, "zstd_compressed_packets: the data ends "
-                               "inside the stream");
-            }
         }
-        ZSTD_freeDStream(z);
+        s.zin = (ZSTD_inBuffer){f->data, f->len, 0};
     } else {
-        z_stream z;
-        memset(&z, 0, sizeof z);
-        if (inflateInit(&z) != Z_OK)
+        if (inflateInit(&s.z) != Z_OK)
             return pf_nomem(r);
-        z.next_in = (Bytef *)(uintptr_t)f->data;
-        int ret = Z_OK;
-        size_t left = f->len;
-        while (ret != Z_STREAM_END) {
-            if (n == r->zcap) {
-                size_t cap = r->zcap ? r->zcap * 2 : (size_t)1 << 20;
-                uint8_t *b = cap > MAX_DECOMPRESSED ? NULL : realloc(r->zbuf, cap);
-                if (!b) {
-                    inflateEnd(&z);
-                    return cap > MAX_DECOMPRESSED
-                               ? pf_fail(r, offset, "compressed_packets expand "
-                                         "beyond %zu bytes", MAX_DECOMPRESSED)
-                               : pf_nomem(r);
-                }
-                r->zbuf = b;
-                r->zcap = cap;
-            }
-            uInt in_chunk = left > (1u << 30) ? 1u << 30 : (uInt)left;
-            uInt out_chunk = r->zcap - n > (1u << 30) ? 1u << 30 : (uInt)(r->zcap - n);
-            z.avail_in = in_chunk;
-            z.next_out = r->zbuf + n;
-            z.avail_out = out_chunk;
-            ret = inflate(&z, Z_NO_FLUSH);
-            left -= in_chunk - z.avail_in;
-            n += out_chunk - z.avail_out;
-            if (ret == Z_BUF_ERROR && left == 0 && z.avail_out > 0) {
-                inflateEnd(&z);
-                return pf_fail(r, offset, "compressed_packets: the zlib data ends "
-                               "inside the stream");
-            }
-            if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR) {
-                inflateEnd(&z);
-                return pf_fail(r, offset, "compressed_packets: %s",
-                               z.msg ? z.msg : "invalid zlib data");
-            }
-        }
-        inflateEnd(&z);
+        s.z.next_in = (Bytef *)(uintptr_t)f->data;
+        s.left = f->len;
     }
-    /* Nesting is refused above, so the buffer stays put while its
-     * packets are decoded, and serves the next compressed packet. */
     r->z_depth++;
     r->z_offset = offset;
-    int st = packets(r, r->zbuf, n, 0);
+    int st = decompress_packets(r, offset, &s);
     r->z_depth--;
+    if (zstd)
+        ZSTD_freeDStream(s.zd);
+    else
+        inflateEnd(&s.z);
     return st;
 }
 
@@ -225,25 +392,4 @@ int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
     case TP_HEAP_GRAPH: r->st.heap_graphs++; return PC_OK;
     }
     return PC_OK;
-}
-
-/* The packets of a Trace held in memory (decompressed packets). */
-static int packets(pf_reader *r, const uint8_t *data, size_t len, uint64_t base)
-{
-    pb_reader pr;
-    pb_field f;
-    int got;
-    pb_reader_init(&pr, data, len, base);
-    while ((got = pb_next(&pr, &f)) > 0) {
-        if (f.number != 1)
-            continue;
-        if (f.wiretype != L) {
-            pb_expect(&pr, &f, L);
-            return pf_wire_fail(r, &pr, "Trace");
-        }
-        int st = pf_on_packet(r, f.data, f.len, pb_offset(&pr, f.data));
-        if (st != PC_OK)
-            return st;
-    }
-    return got < 0 ? pf_wire_fail(r, &pr, "Trace") : PC_OK;
 }
