@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (2..4), or 0 if s[0] does not
  * start one: ASCII, overlong forms, surrogates, values past U+10FFFF and
@@ -66,21 +67,33 @@ static inline char *pc_escape(char *dst, size_t size, const char *src)
 {
     static const char hex[] = "0123456789abcdef";
     const uint8_t *s = (const uint8_t *)src;
-    size_t o = 0, avail = 0;
-    while (s[avail])
-        avail++;
-    while (*s) {
-        size_t n = *s >= 0x20 && *s < 0x7f ? 1 : pc_utf8_len(s, avail);
+    size_t o = 0;
+    for (;;) {
+        /* Printable ASCII, the bulk of any message, goes in runs. */
+        const uint8_t *run = s;
+        while (*s >= 0x20 && *s < 0x7f)
+            s++;
+        size_t k = (size_t)(s - run);
+        if (k >= size - o) {
+            memcpy(dst + o, run, size - 1 - o);
+            o = size - 1;
+            break;
+        }
+        memcpy(dst + o, run, k);
+        o += k;
+        if (!*s)
+            break;
+        /* No valid sequence runs past the NUL, so the check stops there. */
+        size_t n = pc_utf8_len(s, 4);
         /* U+0080..U+009F are 0xc2 0x80..0x9f. */
         if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
             n = 0;
         if (n) {
             if (o + n >= size)
                 break;
-            for (size_t i = 0; i < n; i++)
-                dst[o++] = (char)s[i];
+            memcpy(dst + o, s, n);
+            o += n;
             s += n;
-            avail -= n;
             continue;
         }
         if (o + 4 >= size)
@@ -90,7 +103,6 @@ static inline char *pc_escape(char *dst, size_t size, const char *src)
         dst[o++] = hex[*s >> 4];
         dst[o++] = hex[*s & 15];
         s++;
-        avail--;
     }
     dst[o] = 0;
     return dst;
