@@ -15,8 +15,9 @@ static void check_message(int st, const pc_error *err)
 {
     if (st == PC_OK)
         return;
-    if (!err->message[0] || strchr(err->message, '\n'))
+    if (!err->message[0])
         abort();
+    fuzz_check_message("options", err->message);
     if (st != PC_EINPUT && st != PC_ENOMEM && st != PC_EIO && st != PC_EUSAGE)
         abort();
 }
@@ -65,14 +66,18 @@ int fuzz_options(const uint8_t *data, size_t size)
     if (b[5] & 32)
         o.remove_methods = name;
 
+    o.log = fuzz_check_log;
+
     pc_write_options w;
     pc_write_options_init(&w);
+    w.log = fuzz_check_log;
     w.format = pc_format_nth(b[6] % 5);
     w.gzip = (b[6] >> 3) & 1;
     w.folded_prefix = (b[6] >> 4) & 3;
     w.folded_counts = (b[6] >> 6) & 1;
     w.folded_annotate = b[6] >> 7;
     w.pprof_pid = b[7] & 1 ? ids[(b[7] >> 1) & 3] : -1;
+    w.pprof_one_process = (b[7] >> 3) & 1;
 
     const uint8_t *in_data = data + OPTION_BYTES;
     size_t in_size = size - OPTION_BYTES;

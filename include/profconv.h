@@ -274,7 +274,8 @@ enum pc_folded_prefix {
 };
 
 /* Out-of-range values (an unknown format, a gzip level above 9, prefix
- * bits beyond the two, a pprof_pid below -1) make pc_write() fail with
+ * bits beyond the two, a pprof_pid below -1 without pprof_one_process)
+ * make pc_write() fail with
  * PC_EUSAGE; nonzero means yes for the yes-or-no fields. */
 typedef struct pc_write_options {
     int format;      /* enum pc_format */
@@ -289,10 +290,14 @@ typedef struct pc_write_options {
     int folded_prefix;
     int folded_counts;
     int folded_annotate;
-    /* pprof: the process whose samples to write, or -1 (the default) for
+    /* pprof: with pprof_one_process set, the samples of process pprof_pid
+     * alone (any id, -1 and other negative ones included: inputs and
+     * --percpu have them); else, for callers of earlier versions, a
+     * pprof_pid of 0 or more means that process and -1 (the default)
      * every process in one profile.  pc_profile_pids() lists them, for a
      * profile per process. */
     int64_t pprof_pid;
+    int pprof_one_process;
     /* Warnings about the output, one line each (may be NULL): a JSON
      * output longer than json_limit bytes (0, the default, means 512 MiB:
      * the longest string the Firefox Profiler's browser can read a file

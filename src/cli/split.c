@@ -174,6 +174,7 @@ int cli_write_split(const pc_profile *prof, const char *output, pc_write_options
     stage_names = staged;
     for (size_t i = 0; i < n && st == PC_OK; i++) {
         w->pprof_pid = pids[i];
+        w->pprof_one_process = 1;
         if (exists[i] && !S_ISREG(old[i].st_mode)) {
             st = pc_write(prof, final[i], w, err);
             continue;

@@ -181,16 +181,18 @@ static void sample(pb_buf *b, pc_sink *s, strings *t, const keys *k, const pc_pr
     flush(b, s);
 }
 
-/* Whether thread t belongs in a profile of process pid (-1: of all). */
-static int in_process(const pc_profile *p, uint32_t t, int64_t pid)
+/* Whether thread t belongs in the profile: every thread's, or with one
+ * set, process pid's alone. */
+static int in_process(const pc_profile *p, uint32_t t, int one, int64_t pid)
 {
-    return pid < 0 || p->thread.pid[t] == pid;
+    return !one || p->thread.pid[t] == pid;
 }
 
 int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err)
 {
     size_t nt = p->thread.n, ne = p->event.n;
     int64_t pid = o->pprof_pid;
+    int one = o->pprof_one_process || pid >= 0;
     strings t = {0};
     pc_sums a = {0};
     pb_buf b = {0};
@@ -225,7 +227,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
                                                                           : "inuse_space");
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], pid))
+            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], one, pid))
                 ev_used[p->sample.event[i]] = 1;
         for (size_t e = 0; e < ne; e++) {
             if (!ev_used[e])
@@ -246,7 +248,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
     /* Samples. */
     if (heap) {
         for (size_t i = 0; i < p->heap.n; i++) {
-            if (!in_process(p, p->heap.thread[i], pid) || !pc_heap_shown(p, i))
+            if (!in_process(p, p->heap.thread[i], one, pid) || !pc_heap_shown(p, i))
                 continue;
             heap_values(p, i, values);
             int any = 0;
@@ -262,7 +264,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
         }
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], pid) &&
+            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], one, pid) &&
                 pc_sums_add(&a, p->sample.thread[i], p->sample.stack[i], p->sample.event[i], 1,
                         p->sample.weight[i]) < 0)
                 goto oom;
@@ -342,7 +344,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
     /* How long, and the sampling period. */
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
-        if (!in_process(p, p->sample.thread[i], pid))
+        if (!in_process(p, p->sample.thread[i], one, pid))
             continue;
         if (p->sample.time[i] < first)
             first = p->sample.time[i];
@@ -350,7 +352,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
             last = p->sample.time[i];
     }
     for (size_t i = 0; i < p->heap.n; i++) {
-        if (!in_process(p, p->heap.thread[i], pid) || !pc_heap_shown(p, i))
+        if (!in_process(p, p->heap.thread[i], one, pid) || !pc_heap_shown(p, i))
             continue;
         if (p->heap.time[i] < first)
             first = p->heap.time[i];

@@ -36,7 +36,7 @@ static int check(const pc_write_options **o, pc_write_options *defaults,
     if (w->folded_prefix & ~(PC_FOLDED_PROCESS | PC_FOLDED_THREAD))
         return pc_fail(err, PC_EUSAGE, "write_options.folded_prefix %d has bits beyond "
                        "process and thread", w->folded_prefix);
-    if (w->pprof_pid < -1)
+    if (w->pprof_pid < -1 && !w->pprof_one_process)
         return pc_fail(err, PC_EUSAGE, "write_options.pprof_pid %lld is neither a process id "
                        "nor -1", (long long)w->pprof_pid);
     return PC_OK;

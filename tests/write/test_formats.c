@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "t.h"
+#include "pprof_read.h"
 #include "test_util.h"
 
 TEST(formats_from_names)
@@ -177,4 +178,70 @@ TEST(convert_options_range)
     T_CONTAINS(err.message, "has 2 items and no array");
     t_case("convert_options_range: NULL options are the defaults");
     T_EQ_INT(convert_fixture_status(NULL, &err), PC_OK);
+}
+
+/* pprof for one process takes any process id, -1 and other negative ones
+ * included, when the caller says it wants one process: --percpu's CPU
+ * threads and some inputs have them. */
+TEST(write_options_pprof_one_process)
+{
+    pc_profile *p = convert_fixture(NULL);
+    if (!p)
+        return;
+    int64_t *pids = NULL;
+    size_t n_pids = 0;
+    pc_error err;
+    T_EQ_INT(pc_profile_pids(p, &pids, &n_pids, &err), PC_OK);
+    T_CHECK(n_pids > 0);
+    static const struct {
+        int64_t pid;
+        int one;
+        int status;
+        int some;  /* samples expected */
+    } cases[] = {
+        {-1, 0, PC_OK, 1},   /* every process, as before */
+        {-1, 1, PC_OK, 0},   /* process -1 alone: the fixture has none */
+        {-7, 1, PC_OK, 0},
+        {-7, 0, PC_EUSAGE, 0},
+        {0, 1, PC_OK, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        t_case("write_options_pprof_one_process: pid %lld one %d", (long long)cases[i].pid,
+               cases[i].one);
+        pc_write_options w;
+        pc_write_options_init(&w);
+        w.format = PC_FORMAT_PPROF;
+        w.pprof_pid = cases[i].pid;
+        w.pprof_one_process = cases[i].one;
+        unsigned char *out = NULL;
+        size_t n = 0;
+        T_EQ_INT(pc_write_memory(p, &w, &out, &n, &err), cases[i].status);
+        if (!out)
+            continue;
+        pp_profile pp;
+        char why[256];
+        T_EQ_INT(pp_read(out, n, &pp, why, sizeof why), 0);
+        T_EQ_INT(pp.n_sample > 0, cases[i].some);
+        pp_free(&pp);
+        free(out);
+    }
+    /* A process of the fixture, asked for by one_process, gives samples. */
+    t_case("write_options_pprof_one_process: a real process");
+    pc_write_options w;
+    pc_write_options_init(&w);
+    w.format = PC_FORMAT_PPROF;
+    w.pprof_pid = pids ? pids[0] : 0;
+    w.pprof_one_process = 1;
+    unsigned char *out = NULL;
+    size_t n = 0;
+    T_EQ_INT(pc_write_memory(p, &w, &out, &n, &err), PC_OK);
+    pp_profile pp;
+    char why[256];
+    if (out && pp_read(out, n, &pp, why, sizeof why) == 0) {
+        T_CHECK(pp.n_sample > 0);
+        pp_free(&pp);
+    }
+    free(out);
+    free(pids);
+    pc_profile_free(p);
 }

@@ -85,7 +85,10 @@ int pf_on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s)
         } else if (res > 0) {
             r->st.partial_stacks++;
         }
-        uint64_t t = sum < 0 && (uint64_t)-sum > base ? 0 : base + (uint64_t)sum;
+        /* base + sum, held within [0, UINT64_MAX]. */
+        uint64_t mag = sum < 0 ? 0 - (uint64_t)sum : (uint64_t)sum;
+        uint64_t t = sum < 0 ? (mag > base ? 0 : base - mag)
+                             : (mag > UINT64_MAX - base ? UINT64_MAX : base + mag);
         pc_add_sample(p, thread, t, stack, 1, r->chrome_event, PC_NO_CPU);
     }
     if (p->oom)

@@ -167,8 +167,10 @@ static int on_sample(build *b, const sp_record *rec)
             return nomem(b);
         stack = pc_stack(p, stack, frame);
     }
+    /* A count past INT64_MAX is held there, not read as negative. */
     pc_add_sample(p, thread, rec->sample.time, stack,
-                  (int64_t)rec->sample.event_count,
+                  rec->sample.event_count > INT64_MAX ? INT64_MAX
+                                                      : (int64_t)rec->sample.event_count,
                   (uint16_t)rec->sample.event_type_id, PC_NO_CPU);
     if (unwind_error) {
         char buf[32];
