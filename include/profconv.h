@@ -9,7 +9,10 @@
  * Conventions.  Functions that can fail return an enum pc_status (0 on
  * success) and, on failure, fill the caller's pc_error with a one-line,
  * lowercase message that names the input or output and, for bad input, the
- * byte offset at fault.  The library never prints and never exits; it
+ * byte offset at fault.  Messages and log lines hold no byte a terminal
+ * would act on: what comes from the input is escaped as \xNN (bytes below
+ * 0x20, 0x7f, C1 controls, invalid UTF-8).  The library never prints and
+ * never exits; it
  * reports progress and warnings only through the optional log callback.
  * Objects returned through an out-parameter belong to the caller, who
  * releases them with the matching *_close or *_free function; on failure
