@@ -12,8 +12,8 @@
  * byte offset at fault.  Messages and log lines hold no byte a terminal
  * would act on: what comes from the input is escaped as \xNN (bytes below
  * 0x20, 0x7f, C1 controls, invalid UTF-8).  The library never prints and
- * never exits; it
- * reports progress and warnings only through the optional log callback.
+ * never exits; it reports progress and warnings only through the optional
+ * log callback.
  * Objects returned through an out-parameter belong to the caller, who
  * releases them with the matching *_close or *_free function; on failure
  * nothing is returned and nothing needs releasing.
