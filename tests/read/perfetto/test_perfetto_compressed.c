@@ -438,6 +438,22 @@ TEST(perfetto_compressed_same_profile)
             pb_buf_free(&inner);
             pb_buf_free(&b);
         }
+    /* A Trace field that is a number, cut by the step's end between its
+     * tag and its value. */
+    t_case("perfetto_compressed_same_profile: a number across the step's end");
+    {
+        static const uint8_t number[] = {0x18, 0x96, 0x01};
+        pb_buf inner = {0}, b = {0};
+        padding(&inner, step - 1, 0);
+        pb_raw(&inner, number, sizeof number);
+        pb_raw(&inner, plain.data, plain.len);
+        pfe_compressed(&b, &inner, 0);
+        char *got = processed_of_bytes(&b);
+        T_EQ_STR(got, want);
+        free(got);
+        pb_buf_free(&inner);
+        pb_buf_free(&b);
+    }
     /* Half the packets compressed, with a packet of noise as long as
      * several steps between them, the rest plain. */
     t_case("perfetto_compressed_same_profile: half compressed");
@@ -542,6 +558,15 @@ TEST(perfetto_compressed_errors)
     compressed_alone(&b, &inner, 1, 0);
     expect_error(&b, "fixture: offset 2: packet 2 (in the compressed packets here, at "
                      "decompressed byte 5): Trace: length-delimited field longer than its message");
+    pb_buf_free(&inner);
+    pb_buf_free(&b);
+
+    t_case("perfetto_compressed_errors: a packet that is a number");
+    static const uint8_t number[] = {0x08, 0x01};
+    pb_raw(&inner, number, sizeof number);
+    compressed_alone(&b, &inner, 0, 0);
+    expect_error(&b, "fixture: offset 2: packet 1 (in the compressed packets here, at "
+                     "decompressed byte 0): Trace: field has the wrong wire type");
     pb_buf_free(&inner);
     pb_buf_free(&b);
 
