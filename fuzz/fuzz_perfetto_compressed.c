@@ -13,8 +13,6 @@
 #include "base/pbwire.h"
 #include "fuzz.h"
 
-int fuzz_perfetto_compressed(const uint8_t *data, size_t size);
-
 #define STEP ((size_t)128 << 10)
 
 static const uint8_t zeros[STEP];

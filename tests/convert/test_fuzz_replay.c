@@ -58,7 +58,7 @@ TEST(fuzz_replay)
         {"perfscript", fuzz_perfscript}, {"gzip", fuzz_gzip},
         {"proguard", fuzz_proguard}, {"filter", fuzz_filter},
         {"roundtrip", fuzz_roundtrip}, {"options", fuzz_options},
-        {"gzipwrap", fuzz_gzipwrap},
+        {"gzipwrap", fuzz_gzipwrap}, {"perfetto_compressed", fuzz_perfetto_compressed},
     };
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
         t_case("fuzz_replay %s", targets[i].name);

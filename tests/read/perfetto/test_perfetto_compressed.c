@@ -4,7 +4,6 @@
  * peak memory and time; the same profile comes out however the packets
  * are split among compressed packets and decoding steps; the errors of a
  * damaged stream and of the packets inside it; the fuzz target's seeds. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +16,10 @@
 #include <zstd.h>
 
 #include "pf_fixtures.h"
+#include "fuzz.h"
 #include "t.h"
 #include "test_util.h"
 
-int fuzz_perfetto_compressed(const uint8_t *data, size_t size);
 
 /* ---- Zip bombs ---- */
 
@@ -741,37 +740,4 @@ TEST(perfetto_compressed_fuzz_seeds)
         }
         pb_buf_free(&seeds[i]);
     }
-}
-
-/* The saved corpus, as fuzz_replay does for the other targets. */
-TEST(fuzz_replay_perfetto_compressed)
-{
-    const char *dir = "fuzz/corpus/perfetto_compressed";
-    DIR *d = opendir(dir);
-    size_t n = 0;
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        /* Read as they are (t_read_file would gunzip some), into a
-         * buffer exactly as long, for the sanitizers. */
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            continue;
-        fseek(f, 0, SEEK_END);
-        long len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        unsigned char *exact = malloc(len > 0 ? (size_t)len : 1);
-        if (exact && len >= 0 && fread(exact, 1, (size_t)len, f) == (size_t)len) {
-            fuzz_perfetto_compressed(exact, (size_t)len);
-            n++;
-        }
-        free(exact);
-        fclose(f);
-    }
-    if (d)
-        closedir(d);
-    if (n == 0)
-        t_fail(__FILE__, __LINE__, "%s: no saved corpus", dir);
 }
