@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,7 +19,7 @@
 
 enum { EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_IO = 3 };
 
-static int quiet;
+static int quiet, verbose;
 /* The input's name as messages show it: escaped (see say()). */
 static char input_name[1024];
 
@@ -26,8 +27,25 @@ static char input_name[1024];
  * any other message), a line at a time otherwise; at most 4 a second. */
 static struct {
     int on, tty, shown;
+    size_t width;  /* the terminal's columns */
     double start, last;
 } prog;
+
+/* The terminal's width: what the terminal says, else $COLUMNS, else 80. */
+static size_t terminal_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    if (env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (end != env && !*end && v > 0 && v < 10000)
+            return (size_t)v;
+    }
+    return 80;
+}
 
 static double now(void)
 {
@@ -77,9 +95,23 @@ static void show_progress(void *ctx, const pc_progress *p)
     if (p->total)
         snprintf(of, sizeof of, " of %.1f MB (%d%%)", (double)p->total / 1e6,
                  (int)(100.0 * (double)p->bytes / (double)p->total));
-    fprintf(stderr, "%sprofconv: %s: read %.1f MB%s, %llu samples, %.0f MB/s%s%s",
-            prog.tty ? "\r" : "", input_name, mb, of, (unsigned long long)p->samples, rate,
-            left, prog.tty ? "\033[K" : "\n");
+    char line[1200];
+    snprintf(line, sizeof line, "profconv: %s: read %.1f MB%s, %llu samples, %.0f MB/s%s",
+             input_name, mb, of, (unsigned long long)p->samples, rate, left);
+    if (prog.tty) {
+        /* A line that wraps cannot be redrawn by \r: one column short of
+         * the width, so the cursor stays on it too.  The escaped name may
+         * hold UTF-8: a column a character, and no character cut. */
+        size_t fit = prog.width > 1 ? prog.width - 1 : 1, cols = 0;
+        for (size_t i = 0; line[i]; i++)
+            if (((unsigned char)line[i] & 0xc0) != 0x80 && cols++ == fit) {
+                line[i] = 0;
+                break;
+            }
+        fprintf(stderr, "\r%s\033[K", line);
+    } else {
+        fprintf(stderr, "%s\n", line);
+    }
     prog.shown = 1;
 }
 
@@ -93,10 +125,20 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* Whether an informational line is shown without -v: only the choice of
+ * event when it left other events' samples out, since the output then
+ * lacks samples the input has; the other informational lines (samples
+ * removed in gaps, filters' counts, packets not converted) are details
+ * the summary line's counts already cover. */
+static int info_matters(const char *message)
+{
+    return strncmp(message, "using event: ", 13) == 0 && strstr(message, "; left out: ");
+}
+
 static void log_line(void *ctx, int level, const char *message)
 {
     (void)ctx;
-    if (quiet)
+    if (quiet || (level == PC_LOG_INFO && !verbose && !info_matters(message)))
         return;
     char line[2048];
     say("%s%s%s%s", input_name, *input_name ? ": " : "", level == PC_LOG_WARN ? "warning: " : "",
@@ -283,6 +325,57 @@ enum {
     OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
 };
 
+/* Edit distance of a and b (b at most 63 bytes: a longer a is too far
+ * anyway); the one-row dynamic program. */
+static size_t edit_distance(const char *a, size_t na, const char *b)
+{
+    size_t nb = strlen(b), row[64];
+    if (nb >= 64 || na > nb + 2)
+        return (size_t)-1;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+/* The long option an unknown "--name[=value]" probably meant: the one
+ * within 2 edits, when a single option is closest; else NULL.  (A unique
+ * abbreviation needs no hint: getopt_long takes it.) */
+static const char *closest_option(const char *arg, const struct option *opts)
+{
+    if (strncmp(arg, "--", 2) != 0 || !arg[2])
+        return NULL;
+    arg += 2;
+    size_t n = strcspn(arg, "=");
+    const char *best = NULL;
+    size_t best_d = 3;
+    int ties = 0;
+    for (const struct option *o = opts; o->name; o++) {
+        size_t d = edit_distance(arg, n, o->name);
+        if (d < best_d) {
+            best = o->name;
+            best_d = d;
+            ties = 0;
+        } else if (d == best_d) {
+            ties++;
+        }
+    }
+    return best && !ties ? best : NULL;
+}
+
 /* "512M" -> bytes; 0 if malformed. */
 static unsigned long long parse_size(const char *s)
 {
@@ -351,6 +444,7 @@ int main(int argc, char **argv)
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
         {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -375,7 +469,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:t:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:t:qvhV", longopts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'o': output = optarg; break;
@@ -470,6 +564,7 @@ int main(int argc, char **argv)
                 return usage_error("--pprof-split takes none or process, not '%s'", optarg);
             break;
         case 'q': quiet = 1; break;
+        case 'v': verbose = 1; break;
         case OPT_PROGRESS: prog.on = 1; break;
         case OPT_KEEP_GOING: opt.keep_going = 1; break;
         case OPT_MAX_MEMORY:
@@ -499,7 +594,13 @@ int main(int argc, char **argv)
         case 'h': fputs(cli_usage_text, stdout); return 0;
         case 'V': printf("profconv %s\n", PROFCONV_VERSION); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return usage_error("unknown option '%s'", argv[optind - 1]);
+        default: {
+            char hint[96] = "";
+            const char *near = closest_option(argv[optind - 1], longopts);
+            if (near)
+                snprintf(hint, sizeof hint, " (did you mean --%s?)", near);
+            return usage_error("unknown option '%s'%s", argv[optind - 1], hint);
+        }
         }
         if (bad)
             return usage_error("'%s' is not a comma-separated list of ids", optarg);
@@ -552,6 +653,14 @@ int main(int argc, char **argv)
         return usage_error("%s", "--pprof-split writes one file per process: it needs an "
                                  "output name, not standard output");
     }
+    /* Compressed or protobuf bytes would garble the terminal, as gzip
+     * refuses to do. */
+    if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO) &&
+        (wopt.gzip || wopt.format == PC_FORMAT_PPROF)) {
+        free(owned);
+        return usage_error("%s", "the output is binary and standard output is a terminal: "
+                                 "give -o FILE or pipe it");
+    }
     if (same_file(input, output)) {
         say("%s: the output would overwrite the input", output);
         free(owned);
@@ -576,6 +685,7 @@ int main(int argc, char **argv)
     opt.log = log_line;
     pc_escape(input_name, sizeof input_name, strcmp(input, "-") == 0 ? "<stdin>" : input);
     prog.tty = isatty(STDERR_FILENO);
+    prog.width = terminal_width();
     if ((prog.on || prog.tty) && !quiet) {
         prog.on = 1;
         prog.start = prog.last = now();

@@ -474,7 +474,7 @@ TEST(cli_help_documents_every_option)
 TEST(cli_filter_options)
 {
     run_result r;
-    run(&r, NULL, NULL, (const char *[]){"--pid", "1000,3", "--exclude-tid", "1001",
+    run(&r, NULL, NULL, (const char *[]){"-v", "--pid", "1000,3", "--exclude-tid", "1001",
                                          "--time-range", "0.9,4.5",
                                          fixture_file(), "-o", "-", NULL});
     T_EQ_INT(r.status, 0);
