@@ -30,6 +30,17 @@ typedef struct pc_reader_desc {
  * reader.  An empty input, or one no reader takes, is PC_EINPUT. */
 int pc_read_input(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err);
 
+/* How many leading bytes pc_not_ours() wants to see. */
+#define PC_NOT_OURS_LEN 65536
+
+/* When data, an input's first len bytes, is a format profconv recognises
+ * but does not read (perf.data, pprof, a Chrome JSON trace, profconv's own
+ * outputs...), the one-line message saying what it is and what to do;
+ * otherwise NULL.  before_readers selects the checks that must run before
+ * the reader table (pprof, which would pass for a Perfetto trace); the
+ * others run once no reader took the input. */
+const char *pc_not_ours(const uint8_t *data, size_t len, int before_readers);
+
 /* ---- Threads ---- */
 
 /* A reader's index of its threads.  Zeroed before use; by_tid set when

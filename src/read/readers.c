@@ -18,8 +18,25 @@ static const pc_reader_desc readers[] = {
 
 #define N_READERS (sizeof readers / sizeof *readers)
 
+/* Refuses an input profconv recognises but does not read, in one line
+ * saying what to do instead. */
+static int not_ours(pc_input *in, size_t want, int before_readers, pc_error *err)
+{
+    int got = src_need(in, want, err);
+    if (got < 0)
+        return -got;
+    const char *why = pc_not_ours(src_ptr(in), src_avail(in), before_readers);
+    return why ? src_fail_at(in, err, 0, "%s", why) : PC_OK;
+}
+
 int pc_read_input(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
 {
+    /* pprof passes for a Perfetto trace, so it is told apart first; its
+     * check wants a leading 0x0A and binary bytes after it that neither
+     * SIMPLEPERF nor perf script's text starts with. */
+    int st = not_ours(in, 4096, 1, err);
+    if (st != PC_OK)
+        return st;
     for (size_t i = 0; i < N_READERS; i++) {
         int got = src_need(in, readers[i].detect_len, err);
         if (got < 0)
@@ -29,6 +46,8 @@ int pc_read_input(pc_input *in, pc_profile *p, const pc_options *o, pc_error *er
         if (readers[i].detect(src_ptr(in), src_avail(in)))
             return readers[i].read(in, p, o, err);
     }
+    if ((st = not_ours(in, PC_NOT_OURS_LEN, 0, err)) != PC_OK)
+        return st;
     char kinds[512];
     size_t used = 0;
     for (size_t i = 0; i < N_READERS && used < sizeof kinds; i++)
