@@ -1,11 +1,11 @@
 # profconv: plain Makefile.
-#   make                 build build/profconv and build/libprofconv.a
+#   make                 build build/profconv, build/libprofconv.a and .so, build/profconv.1
 #   make check           build and run every test
 #   make SAN=1 check     the same under AddressSanitizer and UBSan (build-san/)
 #   make TSAN=1 check    the same under ThreadSanitizer (build-tsan/)
 #   make example         build, generate an example profile, convert it
 #   make bench           run the benchmarks in bench/
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (and make uninstall; DESTDIR honoured)
 
 CC ?= cc
 PREFIX ?= /usr/local
@@ -56,14 +56,21 @@ DEPFLAGS = -MMD -MP
 TEST_INC := -Itests -Itests/support -Ifuzz
 BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/skim
 
-all: $(BUILD)/profconv
+# The shared library's soname changes with the major version only.
+VERSION := $(shell sed -n 's/^\#define PROFCONV_VERSION "\(.*\)"/\1/p' include/profconv.h)
+SONAME := libprofconv.so.$(firstword $(subst ., ,$(VERSION)))
+SHLIB := libprofconv.so.$(VERSION)
+
+all: $(BUILD)/profconv $(BUILD)/libprofconv.a $(BUILD)/$(SHLIB) $(BUILD)/profconv.1
 
 # The library's own functions are hidden (include/profconv.h makes its
-# declarations visible), so that the archive's one object exports the
-# public API alone; tests and tools link the objects themselves.
+# declarations visible), so that the archive's one object and the shared
+# library export the public API alone; tests and tools link the objects
+# themselves.  One set of objects serves both libraries: -fPIC costs next
+# to nothing on x86-64.
 $(BUILD)/src/%.o: src/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -fPIC $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -97,7 +104,7 @@ $(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/support/pf_e
 
 # speedscope's published schema (npm package speedscope) validates the
 # speedscope output; without npm or the registry those checks are skipped.
-check: $(BUILD)/profconv $(BUILD)/run-tests
+check: $(BUILD)/profconv $(BUILD)/run-tests $(BUILD)/$(SHLIB) $(BUILD)/profconv.1
 	@bash tests/tools/get-speedscope-schema.sh
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests $(T)
 
@@ -181,15 +188,53 @@ fuzz-afl: $(FUZZ_TARGETS:%=build-afl/fuzz-%)
 fuzz-replay: $(BUILD)/profconv $(BUILD)/run-tests
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests fuzz_replay
 
-install: $(BUILD)/profconv $(BUILD)/libprofconv.a
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
-	install -m 755 $(BUILD)/profconv $(DESTDIR)$(PREFIX)/bin/profconv
-	install -m 644 include/profconv.h $(DESTDIR)$(PREFIX)/include/profconv.h
-	install -m 644 $(BUILD)/libprofconv.a $(DESTDIR)$(PREFIX)/lib/libprofconv.a
+# The shared library loads the shared C++ runtime (for its demangler).
+$(BUILD)/$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(LDFLAGS_ALL) -o $@ $^ \
+	    -lisal -lzstd -lz -lstdc++ -lm $(LDLIBS)
+	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	ln -sf $(SHLIB) $(BUILD)/libprofconv.so
+
+# The man page is the CLI's one help text (src/cli/help.c) set in roff.
+$(BUILD)/profconv.1: $(BUILD)/profconv tools/man.sh
+	sh tools/man.sh $(BUILD)/profconv $(VERSION) > $@.tmp
+	mv $@.tmp $@
+
+library: $(BUILD)/libprofconv.a $(BUILD)/$(SHLIB)
+man: $(BUILD)/profconv.1
+
+# make install [PREFIX=/usr/local] [DESTDIR=/staging] [LIBDIR=PREFIX/lib]
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+install: $(BUILD)/profconv $(BUILD)/libprofconv.a $(BUILD)/$(SHLIB) $(BUILD)/profconv.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BUILD)/profconv $(DESTDIR)$(BINDIR)/profconv
+	install -m 644 include/profconv.h $(DESTDIR)$(INCLUDEDIR)/profconv.h
+	install -m 644 $(BUILD)/libprofconv.a $(DESTDIR)$(LIBDIR)/libprofconv.a
+	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
+	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/libprofconv.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' \
+	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    profconv.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/profconv.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/profconv.pc
+	install -m 644 $(BUILD)/profconv.1 $(DESTDIR)$(MANDIR)/man1/profconv.1
+
+# Removes exactly what install wrote (directories stay: others may share them).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/profconv $(DESTDIR)$(INCLUDEDIR)/profconv.h \
+	    $(DESTDIR)$(LIBDIR)/libprofconv.a $(DESTDIR)$(LIBDIR)/$(SHLIB) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libprofconv.so \
+	    $(DESTDIR)$(PKGCONFIGDIR)/profconv.pc $(DESTDIR)$(MANDIR)/man1/profconv.1
 
 clean:
 	rm -rf build build-san build-fuzz build-afl example.trace example.json.gz
 
 -include $(shell find $(BUILD) build-fuzz build-afl -name '*.d' 2>/dev/null)
 
-.PHONY: all check example bench install clean fuzz-build fuzz-smoke fuzz-afl fuzz-replay
+.PHONY: all check example bench install uninstall library man clean fuzz-build fuzz-smoke fuzz-afl fuzz-replay
