@@ -81,7 +81,11 @@ void pc_input_close(pc_input *in);
 
 /* ---- Conversion ---- */
 
-enum pc_log_level { PC_LOG_INFO = 0, PC_LOG_WARN = 1 };
+/* INFO: details of what was done; WARN: something is wrong with the input
+ * or the result; NOTICE: nothing is wrong, but the result leaves out or
+ * changes something the caller should know of (another event type in the
+ * input, processes the input does not tell apart). */
+enum pc_log_level { PC_LOG_INFO = 0, PC_LOG_WARN = 1, PC_LOG_NOTICE = 2 };
 
 /* Receives informational messages and warnings, one line each without a
  * trailing newline.  The message is valid only during the call. */

@@ -130,15 +130,11 @@ static void on_signal(int sig)
  * lacks samples the input has; the other informational lines (samples
  * removed in gaps, filters' counts, packets not converted) are details
  * the summary line's counts already cover. */
-static int info_matters(const char *message)
-{
-    return strncmp(message, "using event: ", 13) == 0 && strstr(message, "; left out: ");
-}
-
 static void log_line(void *ctx, int level, const char *message)
 {
     (void)ctx;
-    if (quiet || (level == PC_LOG_INFO && !verbose && !info_matters(message)))
+    /* Notices and warnings by default, details with -v. */
+    if (quiet || (level == PC_LOG_INFO && !verbose))
         return;
     char line[2048];
     say("%s%s%s%s", input_name, *input_name ? ": " : "", level == PC_LOG_WARN ? "warning: " : "",

@@ -86,7 +86,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
         used = strlen(msg);
         snprintf(msg + used, sizeof msg - used, " (choose with options.event NAME)");
     }
-    pc_log(o, PC_LOG_INFO, "%s", msg);
+    pc_log(o, left ? PC_LOG_NOTICE : PC_LOG_INFO, "%s", msg);
 
     int st = PC_OK;
     if (left) {

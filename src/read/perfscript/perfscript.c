@@ -329,7 +329,7 @@ typedef struct reader {
      * it may begin, 1 inside it, 2 once it is over or cannot begin. */
     int header_block;
 
-    size_t samples, side_records, extra_lines, no_period;
+    size_t samples, side_records, extra_lines, no_period, no_pid;
     pc_skips skipped;      /* with keep_going: damaged lines */
 } reader;
 
@@ -561,8 +561,10 @@ static int on_header(reader *r, const ps_header *h)
         return PC_OK;
     }
     r->h = *h;
-    if (h->pid < 0)
-        r->h.pid = h->tid;  /* see README: perf script -F +pid tells */
+    if (h->pid < 0) {
+        r->h.pid = h->tid;  /* each thread a process of its own */
+        r->no_pid++;
+    }
     r->thread = thread_of(r, r->h.pid, h->tid, h->comm);
     if (r->thread == PC_NONE)
         return nomem(r);
@@ -663,6 +665,9 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
     if (st == PC_OK && r.side_records)
         pc_log(o, PC_LOG_INFO, "%zu side-band records (PERF_RECORD_*) were skipped",
                r.side_records);
+    if (st == PC_OK && r.no_pid)
+        pc_log(o, PC_LOG_NOTICE, "%zu samples carry no process id, so each thread is shown as "
+               "a process of its own: perf script -F +pid prints the ids", r.no_pid);
     if (st == PC_OK && r.no_period)
         pc_log(o, PC_LOG_INFO, "%zu samples carry no period (perf script -F without "
                "period): each counts one", r.no_period);
