@@ -54,7 +54,7 @@ static int profconv_link_line(const char *cc, const char *build, char *line, siz
     static char out[65536];
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B BUILD='%s' CC='%s' '%s/profconv' "
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SAN -u TSAN make -n -B BUILD='%s' CC='%s' '%s/profconv' "
              "2>/dev/null",
              build, cc, build);
     if (run(cmd, out, sizeof out) != 0)

@@ -43,7 +43,7 @@ done
 # The commands `make example` runs, from make itself (a fresh build
 # directory, and none of the calling make's flags such as SAN=1).
 b=$tmp/b
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B BUILD="$b" "$b/profconv" "$b/gen-simpleperf" \
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SAN -u TSAN make -n -B BUILD="$b" "$b/profconv" "$b/gen-simpleperf" \
     > "$tmp/commands" 2> "$tmp/make.err" ||
     { echo "make -n failed:"; cat "$tmp/make.err"; exit 1; }
 
