@@ -149,6 +149,18 @@ const char *t_profconv(void)
     return p ? p : "build/profconv";
 }
 
+const char *t_profconv_abs(void)
+{
+    static char exe[1024];
+    if (exe[0])
+        return exe;
+    if (t_profconv()[0] == '/')
+        snprintf(exe, sizeof exe, "%s", t_profconv());
+    else if (getcwd(exe, sizeof exe - 256))
+        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    return exe;
+}
+
 unsigned char *t_read_file(const char *path, size_t *size)
 {
     gzFile f = gzopen(path, "rb");

@@ -313,12 +313,7 @@ static int safe_lines(const char *text)
 static int run_cli(const char *args, char *err, size_t err_size)
 {
     char exe[1024], cmd[4096], err_path[700];
-    if (t_profconv()[0] == '/')
-        snprintf(exe, sizeof exe, "%s", t_profconv());
-    else if (!getcwd(exe, sizeof exe - 256))
-        return -1;
-    else
-        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    snprintf(exe, sizeof exe, "%s", t_profconv_abs());
     snprintf(err_path, sizeof err_path, "%s/escape.stderr", t_tmpdir());
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>'%s' </dev/null >/dev/null", t_tmpdir(),
              exe, args, err_path);

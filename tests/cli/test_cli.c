@@ -49,12 +49,7 @@ static void run(run_result *r, const char *dir, const char *stdin_file,
     char exe[1024];
     int n = 0;
     /* The binary path is relative to the project root. */
-    if (t_profconv()[0] == '/')
-        snprintf(exe, sizeof exe, "%s", t_profconv());
-    else if (!getcwd(exe, sizeof exe - 256))
-        exe[0] = 0;
-    else
-        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    snprintf(exe, sizeof exe, "%s", t_profconv_abs());
     argv[n++] = exe;
     while (args[n - 1] && n < 31) {
         argv[n] = args[n - 1];

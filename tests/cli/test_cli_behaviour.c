@@ -26,14 +26,7 @@ typedef struct result {
 
 static const char *exe_path(void)
 {
-    static char exe[1024];
-    if (t_profconv()[0] == '/')
-        snprintf(exe, sizeof exe, "%s", t_profconv());
-    else if (!getcwd(exe, sizeof exe - 256))
-        exe[0] = 0;
-    else
-        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
-    return exe;
+    return t_profconv_abs();
 }
 
 static const char *tmp(const char *name)

@@ -16,10 +16,7 @@
 static int run_in_tmp(const char *args, char **err)
 {
     char exe[1024], cmd[4096];
-    if (t_profconv()[0] == '/')
-        snprintf(exe, sizeof exe, "%s", t_profconv());
-    else if (getcwd(exe, sizeof exe - 256))
-        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    snprintf(exe, sizeof exe, "%s", t_profconv_abs());
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2> stderr.txt", t_tmpdir(), exe, args);
     int st = system(cmd);
     char path[1024];

@@ -24,12 +24,7 @@ static int run_in(const char *dir, const char *const *args, rlim_t fsize, char *
                   size_t err_size)
 {
     char exe[1024], err_path[700];
-    if (t_profconv()[0] == '/')
-        snprintf(exe, sizeof exe, "%s", t_profconv());
-    else if (!getcwd(exe, sizeof exe - 256))
-        return -1;
-    else
-        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    snprintf(exe, sizeof exe, "%s", t_profconv_abs());
     snprintf(err_path, sizeof err_path, "%s/split.stderr", t_tmpdir());
     const char *argv[32] = {exe};
     int n = 1;

@@ -16,12 +16,7 @@
 static int run_cli(const char *path, char *err, size_t err_size)
 {
     char exe[1024], out[700], err_path[600];
-    if (t_profconv()[0] == '/')
-        snprintf(exe, sizeof exe, "%s", t_profconv());
-    else if (!getcwd(exe, sizeof exe - 256))
-        exe[0] = 0;
-    else
-        snprintf(exe + strlen(exe), 256, "/%s", t_profconv());
+    snprintf(exe, sizeof exe, "%s", t_profconv_abs());
     snprintf(out, sizeof out, "%s.out", path);
     snprintf(err_path, sizeof err_path, "%s/wrong.stderr", t_tmpdir());
     pid_t pid = fork();

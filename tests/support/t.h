@@ -43,6 +43,9 @@ const char *t_shared(void);
 const char *t_tmpdir(void);
 /* Path of the profconv binary under test. */
 const char *t_profconv(void);
+/* The same as an absolute path, for tests that run it from elsewhere
+ * (empty if the working directory cannot be read). */
+const char *t_profconv_abs(void);
 
 /* Reads a whole file (gunzipping *.gz); NULL if unreadable.  Caller frees. */
 unsigned char *t_read_file(const char *path, size_t *size);
