@@ -48,7 +48,6 @@ static void run(run_result *r, const char *dir, const char *stdin_file,
     const char *argv[32];
     char exe[1024];
     int n = 0;
-    /* The binary path is relative to the project root. */
     snprintf(exe, sizeof exe, "%s", t_profconv_abs());
     argv[n++] = exe;
     while (args[n - 1] && n < 31) {
