@@ -1,0 +1,87 @@
+/* Names for code addresses from the binaries on this machine: ELF symbol
+ * tables (.symtab, else .dynsym), the running kernel's /proc/kallsyms, and
+ * the JIT maps runtimes write as /tmp/perf-PID.map.
+ *
+ * A recording names its binaries by the path they were mapped from and,
+ * usually, their build id.  The file found must be that binary: a file
+ * whose build id differs from the recorded one is never used, whatever
+ * its name, so a rebuilt library names nothing instead of naming wrongly.
+ *
+ * Objects here belong to one conversion; separate objects may be used on
+ * separate threads.  Nothing here prints. */
+#ifndef PROFCONV_SYMBOL_ELF_H
+#define PROFCONV_SYMBOL_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where binaries are looked for. */
+typedef struct pc_symfind {
+    /* A root the recorded paths are found under (perf's --symfs), or
+     * NULL: the paths as recorded, on this machine. */
+    const char *symfs;
+    /* perf's build-id cache, or NULL for $HOME/.debug.  Looked in as
+     * DIR/.build-id/XX/REST (perf's layout: a link to the binary, or a
+     * folder holding "elf" or "debug"). */
+    const char *debug_dir;
+} pc_symfind;
+
+/* The path of the binary recorded as path with build id build_id (raw
+ * bytes; len 0 when the recording has none), malloc'd; NULL when none is
+ * found or when every candidate's build id differs.  Tried in order: the
+ * build-id cache, /usr/lib/debug/.build-id, symfs + path, path.  A
+ * candidate without a build id is taken only when none was recorded. */
+char *pc_elf_locate(const pc_symfind *where, const char *path,
+                    const uint8_t *build_id, size_t build_id_len);
+
+typedef struct pc_elf pc_elf;
+
+/* Opens the binary pc_elf_locate() finds and reads its symbol table once.
+ * NULL when none is found, when it is not a readable ELF file, or when
+ * memory runs out. */
+pc_elf *pc_elf_open(const pc_symfind *where, const char *path,
+                    const uint8_t *build_id, size_t build_id_len);
+
+/* The file opened. */
+const char *pc_elf_path(const pc_elf *e);
+
+/* The ELF virtual address at file offset off, from the loadable segment
+ * holding that offset: 0 with *vaddr set, or -1 when none holds it. */
+int pc_elf_offset_to_vaddr(const pc_elf *e, uint64_t off, uint64_t *vaddr);
+
+/* The function symbol covering vaddr (its size, or up to the next symbol
+ * when it has none): its raw (mangled) name, valid while e is open, and
+ * its start in *start; NULL when none covers vaddr. */
+const char *pc_elf_symbol(const pc_elf *e, uint64_t vaddr, uint64_t *start);
+
+void pc_elf_close(pc_elf *e);
+
+typedef struct pc_ksyms pc_ksyms;
+
+/* The running kernel's symbols (/proc/kallsyms), for a recording made on
+ * this machine's kernel: its build id (from /sys/kernel/notes) must equal
+ * build_id when one is given, else osrelease, when given, must equal
+ * uname's release.  NULL otherwise, or when addresses are hidden (all
+ * zero, as kptr_restrict makes them for other users). */
+pc_ksyms *pc_ksyms_open(const uint8_t *build_id, size_t build_id_len,
+                        const char *osrelease);
+
+/* The kernel symbol covering addr (up to the next symbol), and its start;
+ * NULL when addr is below the first. */
+const char *pc_ksyms_symbol(const pc_ksyms *k, uint64_t addr, uint64_t *start);
+
+void pc_ksyms_close(pc_ksyms *k);
+
+typedef struct pc_jitmap pc_jitmap;
+
+/* The JIT map process pid wrote (/tmp/perf-PID.map, under symfs when
+ * given): lines "START SIZE NAME", hexadecimal.  NULL when there is none
+ * or it holds no valid line. */
+pc_jitmap *pc_jitmap_open(const pc_symfind *where, int64_t pid);
+
+/* The entry covering addr, and its start; NULL when none does. */
+const char *pc_jitmap_symbol(const pc_jitmap *m, uint64_t addr, uint64_t *start);
+
+void pc_jitmap_close(pc_jitmap *m);
+
+#endif
