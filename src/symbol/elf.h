@@ -66,6 +66,14 @@ typedef struct pc_ksyms pc_ksyms;
 pc_ksyms *pc_ksyms_open(const uint8_t *build_id, size_t build_id_len,
                         const char *osrelease);
 
+/* pc_ksyms_open with the files and release given: kallsyms_path for
+ * /proc/kallsyms, notes_path for /sys/kernel/notes, release for uname's
+ * release (NULL: uname's).  For tests, and for reading another machine's
+ * copies. */
+pc_ksyms *pc_ksyms_open_at(const char *kallsyms_path, const char *notes_path,
+                           const char *release, const uint8_t *build_id,
+                           size_t build_id_len, const char *osrelease);
+
 /* The kernel symbol covering addr (up to the next symbol), and its start;
  * NULL when addr is below the first. */
 const char *pc_ksyms_symbol(const pc_ksyms *k, uint64_t addr, uint64_t *start);
