@@ -1,5 +1,5 @@
 /* Inputs profconv recognises but does not read: what users hand it first
- * (a perf.data recording, simpleperf's text report, a Chrome JSON trace,
+ * (simpleperf's text report, a Chrome JSON trace,
  * pprof, profconv's own outputs).  Each is refused in one line saying what
  * the input is and what to do next, instead of "unknown input format". */
 #include <string.h>
@@ -20,13 +20,6 @@ static int has(const uint8_t *data, size_t len, const char *needle)
         p = q + 1;
     }
     return 0;
-}
-
-/* Linux perf and simpleperf both write PERFILE2; a recording made on a
- * big-endian machine has the magic byte-swapped. */
-static int is_perf_data(const uint8_t *d, size_t len)
-{
-    return len >= 8 && (memcmp(d, "PERFILE2", 8) == 0 || memcmp(d, "2ELIFREP", 8) == 0);
 }
 
 /* A ValueType: its type and unit, both varints, and nothing else. */
@@ -201,10 +194,6 @@ static const not_ours ahead[] = {
 };
 
 static const not_ours after[] = {
-    {is_perf_data, "this is a perf.data recording (PERFILE2), which profconv does not read: "
-                   "convert it with `simpleperf report-sample --protobuf --show-callchain -i "
-                   "perf.data -o perf.trace` (simpleperf) or `perf script -F +pid > perf.txt` "
-                   "(Linux perf), then give profconv that file"},
     {is_simpleperf_text, "this is simpleperf's text report, which profconv does not read: "
                          "run `simpleperf report-sample --protobuf --show-callchain -i perf.data "
                          "-o perf.trace` and give profconv perf.trace"},

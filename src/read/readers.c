@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "io/source.h"
+#include "read/perfdata/perfdata.h"
 #include "read/perfetto/perfetto.h"
 #include "read/perfscript/perfscript.h"
 #include "read/read.h"
@@ -10,6 +11,8 @@
 static const pc_reader_desc readers[] = {
     {"a simpleperf report-sample file, which starts with SIMPLEPERF", SP_MAGIC_LEN, sp_detect,
      pc_read_simpleperf},
+    {"a perf.data recording (Linux perf or simpleperf), which starts with PERFILE2",
+     PD_MAGIC_LEN, pd_detect, pc_read_perfdata},
     /* Text before Perfetto: a perf script file starting with a blank line
      * would pass for a Perfetto packet tag. */
     {"the text of perf script", PS_DETECT_LEN, ps_detect, pc_read_perfscript},
