@@ -40,7 +40,7 @@ endif
 CFLAGS_ALL = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
              -Iinclude -Isrc $(OPT) $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL = -pthread $(SANFLAGS) $(LDFLAGS)
-LDLIBS_ALL = -lisal -lzstd -lz -lelf $(STDCXX) -lm $(LDLIBS)
+LDLIBS_ALL = -lisal -lzstd -lz -ldw -lelf $(STDCXX) -lm $(LDLIBS)
 
 # Sources are found in their folders (src/ is laid out by pipeline stage);
 # header dependencies come from the compiler (-MMD), so a new file needs no
@@ -151,7 +151,7 @@ build-fuzz/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-fuzz/fuzz-%: build-fuzz/fuzz/fuzz_%.o $(FUZZ_OBJ)
-	$(FUZZ_CC) -pthread $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_WRAP) -o $@ $^ -lisal -lzstd -lz -lelf -lstdc++ -lm
+	$(FUZZ_CC) -pthread $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_WRAP) -o $@ $^ -lisal -lzstd -lz -ldw -lelf -lstdc++ -lm
 
 fuzz-build: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 
@@ -181,7 +181,7 @@ build-afl/%.o: %.c
 	AFL_QUIET=1 $(AFL_CC) $(AFL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 build-afl/fuzz-%: build-afl/fuzz/fuzz_%.o $(AFL_OBJ)
-	AFL_QUIET=1 $(AFL_CC) -pthread $(FUZZ_WRAP) -o $@ $^ $(AFL_DRIVER) -lisal -lzstd -lz -lelf -lstdc++ -lm
+	AFL_QUIET=1 $(AFL_CC) -pthread $(FUZZ_WRAP) -o $@ $^ $(AFL_DRIVER) -lisal -lzstd -lz -ldw -lelf -lstdc++ -lm
 
 fuzz-afl: $(FUZZ_TARGETS:%=build-afl/fuzz-%)
 
@@ -191,7 +191,7 @@ fuzz-replay: $(BUILD)/profconv $(BUILD)/run-tests
 # The shared library loads the shared C++ runtime (for its demangler).
 $(BUILD)/$(SHLIB): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(LDFLAGS_ALL) -o $@ $^ \
-	    -lisal -lzstd -lz -lelf -lstdc++ -lm $(LDLIBS)
+	    -lisal -lzstd -lz -ldw -lelf -lstdc++ -lm $(LDLIBS)
 	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
 	ln -sf $(SHLIB) $(BUILD)/libprofconv.so
 
