@@ -52,7 +52,8 @@ static const char *build_ids(pd_maps *m, const uint8_t *d, size_t len)
         uint32_t path = pc_intern(m->p, name, nlen);
         int type = kernel ? (nlen && name[0] == '[' ? PD_DSO_KERNEL : PD_DSO_KERNEL_MODULE)
                           : PD_DSO_ELF;
-        uint32_t dso = path == PC_NONE ? PC_NONE : pd_dso_find(m, path, -1, type);
+        uint32_t dso = path == PC_NONE ? PC_NONE
+                                       : pd_dso_find(m, path, kernel ? PD_KERNEL_SPACE : -1, type);
         if (dso == PC_NONE)
             return NULL;  /* out of memory: the caller sees p->oom */
         /* perf writes 20 bytes whatever the id's length; trailing zeros
@@ -192,7 +193,8 @@ static uint32_t file_dso(pd_maps *m, const char *path, size_t n, uint32_t type)
     uint32_t id = pc_intern(m->p, path, n);
     if (id == PC_NONE)
         return PC_NONE;
-    uint32_t dso = pd_dso_find(m, id, -1, (int)type);
+    int kernel = type == PD_DSO_KERNEL || type == PD_DSO_KERNEL_MODULE;
+    uint32_t dso = pd_dso_find(m, id, kernel ? PD_KERNEL_SPACE : -1, (int)type);
     if (dso != PC_NONE && type <= PD_DSO_UNKNOWN) {
         m->dsos[dso].type = (uint8_t)type;
         m->dsos[dso].kernel = type == PD_DSO_KERNEL || type == PD_DSO_KERNEL_MODULE;
@@ -266,7 +268,8 @@ static const char *sp_file2_entry(pd_maps *m, const uint8_t *d, size_t len, pd_i
     pb_field f, g;
     const char *path = "";
     size_t path_len = 0;
-    uint64_t type = PD_DSO_UNKNOWN, min_vaddr = 0, off = UINT64_MAX;
+    /* proto3 leaves zeros out: an entry without a type is the kernel's. */
+    uint64_t type = PD_DSO_KERNEL, min_vaddr = 0, off = UINT64_MAX;
     size_t sym0 = m->nsyms;
     pb_reader_init(&r, d, len, 0);
     int got;

@@ -285,6 +285,7 @@ int pd_on_unwinding_result(pd_build *b, const uint8_t *d, size_t len, uint64_t o
 typedef struct ent {
     uint32_t dso;
     uint32_t name;   /* raw symbol name, PC_NONE when unknown */
+    uint32_t sym;    /* the symbol in pd_maps.syms, or PC_NONE */
     uint64_t vaddr;
     uint8_t exec;
 } ent;
@@ -402,6 +403,7 @@ static void name_raw(namer *nm, const pd_raw *r, ent *e)
     const pd_dso *d = &m->dsos[r->dso];
     e->dso = r->dso;
     e->name = PC_NONE;
+    e->sym = PC_NONE;
     e->exec = PC_EXEC_NATIVE;
     switch (d->type) {
     case PD_DSO_KERNEL:
@@ -420,7 +422,7 @@ static void name_raw(namer *nm, const pd_raw *r, ent *e)
     default:
         if (r->jit)
             e->vaddr = r->ip;
-        else if (!d->has_file)
+        else if (!d->has_file && !b->simpleperf)
             e->vaddr = r->ip - r->start + r->pgoff;  /* a file offset until the ELF says */
         else if (d->off_min_vaddr == UINT64_MAX)
             e->vaddr = r->ip - r->start + d->min_vaddr;
@@ -428,15 +430,17 @@ static void name_raw(namer *nm, const pd_raw *r, ent *e)
             e->vaddr = r->ip - r->start + r->pgoff - d->off_min_vaddr + d->min_vaddr;
         break;
     }
-    if (d->has_file) {
+    if (b->simpleperf || d->has_file) {
         const pd_symbol *s = find_sym(m, d, e->vaddr);
         if (!s && d->type == PD_DSO_KERNEL_MODULE && nm->kernel_dso != PC_NONE) {
+            /* What no module symbol covers is the kernel's. */
             e->dso = nm->kernel_dso;
             e->vaddr = r->ip;
             s = find_sym(m, &m->dsos[nm->kernel_dso], r->ip);
         }
         e->name = s ? s->name : PC_NONE;
-    } else if (!b->simpleperf) {
+        e->sym = s ? (uint32_t)(s - m->syms) : PC_NONE;
+    } else {
         name_from_machine(nm, r, e);
     }
     if (d->type == PD_DSO_ELF) {
@@ -470,7 +474,7 @@ typedef struct finisher {
     uint32_t *path_of;   /* per dso: the path shown */
     /* dex methods by name, for JIT frames */
     struct {
-        uint32_t *name, *dso;
+        uint32_t *name, *dso, *sym;
         uint64_t *addr;
         size_t n, cap;
         pc_htab idx;
@@ -507,9 +511,10 @@ static int java_index(finisher *f, pd_build *b)
             if (dup)
                 continue;  /* the first dso's wins, as in a map keyed by name */
             struct pc_col cols[] = {PC_COL(f->java.name), PC_COL(f->java.dso),
-                                    PC_COL(f->java.addr)};
-            if (pc_grow_cols(&f->java.cap, f->java.n + 1, cols, 3) < 0)
+                                    PC_COL(f->java.addr), PC_COL(f->java.sym)};
+            if (pc_grow_cols(&f->java.cap, f->java.n + 1, cols, 4) < 0)
                 return -1;
+            f->java.sym[f->java.n] = (uint32_t)(d->sym0 + k);
             f->java.name[f->java.n] = s->name;
             f->java.dso[f->java.n] = (uint32_t)i;
             f->java.addr[f->java.n] = s->addr;
@@ -546,8 +551,12 @@ static void convert_jit(finisher *f, pd_build *b, ent *c, size_t *n)
                     continue;
                 c[i].dso = f->java.dso[j];
                 c[i].name = fn;
+                c[i].sym = f->java.sym[j];
                 c[i].vaddr = f->java.addr[j];
-                if (i + 1 < *n && c[i + 1].dso == c[i].dso && c[i + 1].name == c[i].name) {
+                /* The same method's interpreted frame calling it is one
+                 * frame (overloads are other symbols, and stay). */
+                if (i + 1 < *n && c[i + 1].dso == c[i].dso && c[i + 1].sym == c[i].sym &&
+                    c[i].sym != PC_NONE) {
                     memmove(c + i, c + i + 1, (*n - i - 1) * sizeof *c);
                     (*n)--;
                     goto next;
@@ -575,8 +584,6 @@ static int art_entry(pd_build *b, const ent *e, int *trampoline)
 static void mark_art(pd_build *b, ent *c, size_t n)
 {
     int near_java = 0, tramp = 0;
-    /* A jni trampoline's callee is the native method: it stays. */
-    size_t ntramp = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].exec == PC_EXEC_INTERPRETED || c[i].exec == PC_EXEC_JIT) {
             near_java = 1;
@@ -584,8 +591,6 @@ static void mark_art(pd_build *b, ent *c, size_t n)
                 if (!art_entry(b, &c[j], &tramp))
                     break;
                 c[j].exec = PC_EXEC_ART;
-                if (tramp && j > 0)
-                    ntramp++;
             }
         } else if (near_java && art_entry(b, &c[i], &tramp)) {
             c[i].exec = PC_EXEC_ART;
@@ -593,8 +598,8 @@ static void mark_art(pd_build *b, ent *c, size_t n)
             near_java = 0;
         }
     }
-    if (!ntramp)
-        return;
+    /* What a jni trampoline calls is the native method itself: it
+     * stays. */
     for (size_t i = 1; i < n; i++) {
         const char *name = c[i].name != PC_NONE ? pc_str(&b->p->str, c[i].name) : "";
         if (c[i].exec == PC_EXEC_ART && ends_with(name, strlen(name), "jni_trampoline") &&
@@ -614,6 +619,38 @@ static int start_point(pd_build *b, const ent *e)
         return 0;
     const char *s = pc_str(&b->p->str, e->name);
     return strcmp(s, "__libc_init") == 0 || strcmp(s, "__start_thread") == 0;
+}
+
+/* A symbol as report-sample shows it: demangled, and the dynamic
+ * linker's own (which bionic's build prefixes with __dl_) as
+ * "[linker]name". */
+static uint32_t display_name(pd_build *b, uint32_t name)
+{
+    pc_profile *p = b->p;
+    if (b->o->mangled)
+        return name;
+    const char *s = pc_str(&p->str, name);
+    int linker = b->simpleperf && strncmp(s, "__dl_", 5) == 0;
+    const char *raw = linker ? s + 5 : s;
+    char *dm = pc_demangle(raw);
+    uint32_t out;
+    if (linker) {
+        const char *t = dm ? dm : raw;
+        size_t n = strlen(t);
+        char *buf = malloc(n + 9);
+        if (!buf) {
+            free(dm);
+            return pc_oom(p);
+        }
+        memcpy(buf, "[linker]", 8);
+        memcpy(buf + 8, t, n + 1);
+        out = pc_intern(p, buf, n + 8);
+        free(buf);
+    } else {
+        out = dm ? pc_intern_cstr(p, dm) : name;
+    }
+    free(dm);
+    return out;
 }
 
 static uint32_t model_frame(finisher *f, pd_build *b, const ent *e)
@@ -638,9 +675,7 @@ static uint32_t model_frame(finisher *f, pd_build *b, const ent *e)
     size_t pl = pc_str_len(&p->str, path);
     uint32_t fname;
     if (e->name != PC_NONE) {
-        char *dm = b->o->mangled ? NULL : pc_demangle(pc_str(&p->str, e->name));
-        fname = dm ? pc_intern_cstr(p, dm) : e->name;
-        free(dm);
+        fname = display_name(b, e->name);
     } else {
         /* Unknown code is kept apart by address: "libfoo.so+0x1a2b". */
         size_t bl;
@@ -778,8 +813,23 @@ static uint32_t event_name(pd_build *b, size_t i)
 {
     pc_profile *p = b->p;
     const pd_info *info = &b->info;
-    if (i < info->n_event_names)
-        return info->event_names[i];
+    const pd_attr *a = &b->attrs[i];
+    if (i < info->n_event_names) {
+        /* simpleperf lists the names as given; report-sample adds the
+         * modifier the attribute's exclusions make. */
+        const char *mod = "";
+        if ((a->flags & PD_ATTR_EXCLUDE_USER) && !(a->flags & PD_ATTR_EXCLUDE_KERNEL))
+            mod = ":k";
+        else if ((a->flags & PD_ATTR_EXCLUDE_KERNEL) && !(a->flags & PD_ATTR_EXCLUDE_USER))
+            mod = ":u";
+        const char *s = pc_str(&p->str, info->event_names[i]);
+        size_t n = strlen(s), m = strlen(mod);
+        if (!m || (n >= m && strcmp(s + n - m, mod) == 0))
+            return info->event_names[i];
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s%s", s, mod);
+        return pc_intern_cstr(p, buf);
+    }
     /* EVENT_DESC names attributes by their ids, else by position. */
     for (size_t k = 0; k < info->n_desc; k++) {
         uint64_t id = info->desc_ids[k];
@@ -789,7 +839,6 @@ static uint32_t event_name(pd_build *b, size_t i)
             if (b->ids[j] == id && b->id_attr[j] == i)
                 return info->desc_names[k];
     }
-    const pd_attr *a = &b->attrs[i];
     char buf[64];
     const char *s = pd_event_name(a->type, a->config, buf, sizeof buf, a->flags);
     if (!s) {
@@ -830,6 +879,7 @@ static void free_finisher(finisher *f)
     free(f->java.name);
     free(f->java.dso);
     free(f->java.addr);
+    free(f->java.sym);
     pc_htab_free(&f->java.idx);
     if (f->nm.ksyms)
         pc_ksyms_close(f->nm.ksyms);
@@ -846,10 +896,12 @@ static int build_stacks(pd_build *b, finisher *f)
     pc_profile *p = b->p;
     pd_maps *m = &b->maps;
     f->nm.b = b;
-    f->nm.kernel_dso = PC_NONE;
-    for (size_t i = 0; i < m->ndsos; i++)
-        if (m->dsos[i].type == PD_DSO_KERNEL && m->dsos[i].pid == -1)
-            f->nm.kernel_dso = (uint32_t)i;
+    /* Module addresses no module symbol covers are looked up in the
+     * kernel's, whether or not the kernel's own mapping was recorded. */
+    uint32_t kpath = pc_intern_cstr(p, "[kernel.kallsyms]");
+    f->nm.kernel_dso = kpath == PC_NONE ? PC_NONE : pd_dso_find(m, kpath, PD_KERNEL_SPACE, PD_DSO_KERNEL);
+    if (f->nm.kernel_dso == PC_NONE)
+        return -1;
     f->nm.jit = calloc(m->ndsos + 1, sizeof *f->nm.jit);
     f->nm.jit_tried = calloc(m->ndsos + 1, 1);
     f->named = malloc((b->raw.n + 1) * sizeof *f->named);

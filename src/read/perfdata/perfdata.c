@@ -244,7 +244,7 @@ static int on_mmap(pd_build *b, int type, uint16_t misc, const uint8_t *d, size_
         int main_kernel = n >= 17 && memcmp(s, "[kernel.kallsyms]", 17) == 0;
         uint32_t path = main_kernel ? pc_intern(b->p, s, 17) : pc_intern(b->p, s, n);
         dso = path == PC_NONE ? PC_NONE
-                              : pd_dso_find(&b->maps, path, -1,
+                              : pd_dso_find(&b->maps, path, PD_KERNEL_SPACE,
                                             main_kernel ? PD_DSO_KERNEL : PD_DSO_KERNEL_MODULE);
         if (dso == PC_NONE)
             return pd_nomem(b);
@@ -428,15 +428,26 @@ static int flush(pd_build *b, uint64_t limit, int all)
             return st;
         k++;
     }
-    /* Keep the rest, packed at the front of the arena. */
+    /* Keep the rest, packed into a fresh arena (in time order now, so
+     * moving them within the old one could overwrite one not yet moved). */
     size_t used = 0;
+    for (size_t i = k; i < q->n; i++)
+        used += pd_u16(q->arena + q->e[i].at + 6);
+    uint8_t *fresh = NULL;
+    if (used && !(fresh = malloc(q->cap)))
+        return pd_nomem(b);
+    used = 0;
     for (size_t i = k; i < q->n; i++) {
         const uint8_t *r = q->arena + q->e[i].at;
         size_t size = pd_u16(r + 6);
-        memmove(q->arena + used, r, size);
+        memcpy(fresh + used, r, size);
         q->e[i - k] = q->e[i];
         q->e[i - k].at = used;
         used += size;
+    }
+    if (fresh) {
+        free(q->arena);
+        q->arena = fresh;
     }
     q->n -= k;
     q->used = used;
@@ -800,6 +811,10 @@ int pc_read_perfdata(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
          * they are in time order, and name some mappings its own way. */
         for (int bit = 128; bit < 136; bit++)
             b.simpleperf |= b.h.features[bit / 8] >> (bit % 8) & 1;
+        /* Older simpleperf versions wrote none of their own features;
+         * perf always writes its version, which simpleperf never does. */
+        if (!(b.h.features[PD_FEAT_VERSION / 8] >> (PD_FEAT_VERSION % 8) & 1) && !b.h.pipe)
+            b.simpleperf = 1;
         b.ordered = !b.simpleperf;
         st = b.h.pipe ? read_pipe(&b) : read_file(&b);
     }

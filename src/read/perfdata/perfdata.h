@@ -269,9 +269,12 @@ typedef struct pd_maps {
 int pd_maps_init(pd_maps *m, pc_profile *p);
 void pd_maps_free(pd_maps *m);
 
-/* The dso of path (a string id) for process pid (-1 unless the dso is a
- * process's own, as JIT maps are), made with type when new; PC_NONE when
- * out of memory. */
+/* The dso of path (a string id) for process pid, made with type when new;
+ * PC_NONE when out of memory.  pid is -1 for files mapped in user space,
+ * PD_KERNEL_SPACE for the kernel and its modules (simpleperf keeps those
+ * apart: a module's path may also name a user-space file), and the
+ * process for dsos of one process's own (JIT maps). */
+#define PD_KERNEL_SPACE (-2)
 uint32_t pd_dso_find(pd_maps *m, uint32_t path, int64_t pid, int type);
 
 /* The thread tid, which must be of process pid: a thread of another
