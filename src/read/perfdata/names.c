@@ -716,6 +716,16 @@ static uint32_t final_stack(finisher *f, pd_build *b, uint32_t rs, int *complete
     }
     ent *c = f->chain;
     mark_art(b, c, n);
+    if (!b->o->show_art_frames) {
+        /* report-sample hides ART's frames before it shows JIT-compiled
+         * methods as their dex methods, so that a method's JIT frame
+         * called from its interpreted frame through ART becomes one. */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (c[i].exec != PC_EXEC_ART)
+                c[k++] = c[i];
+        n = k;
+    }
     convert_jit(f, b, c, &n);
     *complete = 0;
     for (size_t i = 1; i < n; i++) {
