@@ -11,7 +11,7 @@
 static const pc_reader_desc readers[] = {
     {"a simpleperf report-sample file, which starts with SIMPLEPERF", SP_MAGIC_LEN, sp_detect,
      pc_read_simpleperf},
-    {"a perf.data recording (Linux perf or simpleperf), which starts with PERFILE2",
+    {"a perf.data recording, which starts with PERFILE2",
      PD_MAGIC_LEN, pd_detect, pc_read_perfdata},
     /* Text before Perfetto: a perf script file starting with a blank line
      * would pass for a Perfetto packet tag. */

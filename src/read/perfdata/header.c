@@ -12,11 +12,14 @@ int pd_detect(const uint8_t *data, size_t len)
            (memcmp(data, "PERFILE2", 8) == 0 || memcmp(data, "2ELIFREP", 8) == 0);
 }
 
-const char *pd_parse_header(const uint8_t *d, size_t len, pd_header *h)
+const char *pd_parse_header(const uint8_t *d, size_t len, pd_header *h, uint64_t *at)
 {
     memset(h, 0, sizeof *h);
-    if (len < 16)
+    *at = 0;
+    if (len < 16) {
+        *at = len;
         return "the file ends inside its header";
+    }
     if (memcmp(d, "2ELIFREP", 8) == 0)
         return "this perf.data was recorded on a big-endian machine, which is not supported";
     h->size = pd_u64(d + 8);
@@ -25,21 +28,29 @@ const char *pd_parse_header(const uint8_t *d, size_t len, pd_header *h)
         h->pipe = 1;
         return NULL;
     }
+    *at = 8;
     if (h->size < PD_HEADER_SIZE)
         return "the header size is too small for a perf.data header";
-    if (len < PD_HEADER_SIZE)
+    if (len < PD_HEADER_SIZE) {
+        *at = len;
         return "the file ends inside its header";
+    }
     h->attr_size = pd_u64(d + 16);
     h->attrs = (pd_section){pd_u64(d + 24), pd_u64(d + 32)};
     h->data = (pd_section){pd_u64(d + 40), pd_u64(d + 48)};
     memcpy(h->features, d + 72, 32);
+    *at = 16;
     if (h->attr_size < 16 + 64 || h->attr_size > 4096)
         return "the attribute entry size is out of range";
+    *at = 32;
     if (h->attrs.size % h->attr_size != 0)
         return "the attribute section is not a whole number of entries";
+    *at = 40;
     if (h->data.off < h->size || h->data.off + h->data.size < h->data.off)
         return "the data section lies outside the file";
-    if (h->attrs.off < h->size || h->attrs.off + h->attrs.size > h->data.off)
+    *at = 24;
+    if (h->attrs.off < h->size || h->attrs.off > h->data.off ||
+        h->attrs.size > h->data.off - h->attrs.off)
         return "the attribute section does not lie between the header and the data";
     return NULL;
 }

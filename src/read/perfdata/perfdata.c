@@ -802,9 +802,10 @@ int pc_read_perfdata(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
     int got = src_need(in, PD_HEADER_SIZE, err);
     if (got < 0)
         return err->status;
-    const char *why = pd_parse_header(src_ptr(in), src_avail(in), &b.h);
+    uint64_t at;
+    const char *why = pd_parse_header(src_ptr(in), src_avail(in), &b.h, &at);
     if (why)
-        return src_fail_at(in, err, 0, "%s", why);
+        return src_fail_at(in, err, at, "%s", why);
     int st = pd_build_init(&b);
     if (st == PC_OK) {
         /* simpleperf's feature bits tell its files apart from the start:

@@ -146,8 +146,9 @@ typedef struct pd_header {
 #define PD_HEADER_SIZE 104
 
 /* Parses the file header (at least PD_HEADER_SIZE bytes, or 16 for the
- * pipe form).  Returns NULL, or what is wrong. */
-const char *pd_parse_header(const uint8_t *d, size_t len, pd_header *h);
+ * pipe form).  Returns NULL, or what is wrong, with the offset of the
+ * field in *at. */
+const char *pd_parse_header(const uint8_t *d, size_t len, pd_header *h, uint64_t *at);
 
 /* The name perf gives an event of this type and config ("cpu-cycles",
  * "cpu-clock"...), with ":u" or ":k" when it left out the kernel or the

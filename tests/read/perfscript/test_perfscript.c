@@ -339,13 +339,13 @@ TEST(perfscript_errors)
     /* Text that is not perf script at all is not taken for it. */
     expect_error("hello world\nthis is text\n",
                  "fixture: offset 0: unknown input format (expected a simpleperf "
-                 "report-sample file, which starts with SIMPLEPERF, the text of perf script "
-                 "or a Perfetto trace)");
+                 "report-sample file, which starts with SIMPLEPERF, a perf.data recording, "
+                 "which starts with PERFILE2, the text of perf script or a Perfetto trace)");
     /* A CPU number out of range makes the header no header. */
     expect_error("app 7/7 [99999] 1.5: 1 cpu-clock:\n",
                  "fixture: offset 0: unknown input format (expected a simpleperf "
-                 "report-sample file, which starts with SIMPLEPERF, the text of perf script "
-                 "or a Perfetto trace)");
+                 "report-sample file, which starts with SIMPLEPERF, a perf.data recording, "
+                 "which starts with PERFILE2, the text of perf script or a Perfetto trace)");
 }
 
 /* `perf script | profconv -`: text through a pipe, gzipped or not. */
