@@ -328,7 +328,8 @@ static long read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, int arm, p
 }
 
 /* The symbols of .symtab when it names functions, else of .dynsym (what
- * a stripped binary keeps). */
+ * a stripped binary keeps).  Returns 1 for .symtab's, 2 for .dynsym's, 0
+ * for none, -1 on failure. */
 static int load_symbols(Elf *elf, pc_symtab *t)
 {
     GElf_Ehdr eh;
@@ -346,10 +347,66 @@ static int load_symbols(Elf *elf, pc_symtab *t)
             if (n < 0)
                 return -1;
             if (n > 0)
-                return 0;
+                return k + 1;
         }
     }
     return 0;
+}
+
+/* A stripped binary's full symbol table is in its separate debug file,
+ * where distributions put it (/usr/lib/debug/.build-id/XX/REST.debug)
+ * and where perf's cache keeps it (DIR/.build-id/XX/REST/debug): that
+ * file's .symtab, when it has one with the same build id, replaces the
+ * .dynsym symbols.  The binary's own segments still map offsets. */
+static void debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bid_len,
+                          pc_symtab *t)
+{
+    if (!pc_buildid_present(bid, bid_len))
+        return;
+    char hex[2 * PC_BUILDID_MAX + 1];
+    pc_buildid_hex(bid, pc_buildid_trimmed_len(bid, bid_len), hex);
+    if (strlen(hex) < 4)
+        return;
+    char sub[8];
+    snprintf(sub, sizeof sub, "/%.2s/", hex);
+    const char *dir = where ? where->debug_dir : NULL;
+    char *home_debug = NULL;
+    if (!dir) {
+        const char *home = getenv("HOME");
+        if (home && *home)
+            dir = home_debug = join(home, "/.debug", "");
+    }
+    char *paths[2] = { NULL, NULL };
+    char *base = dir ? join(dir, "/.build-id", sub) : NULL;
+    if (base) {
+        char *entry = join(base, hex + 2, "");
+        paths[0] = entry ? join(entry, "/debug", "") : NULL;
+        free(entry);
+    }
+    free(base);
+    free(home_debug);
+    base = join("/usr/lib/debug/.build-id", sub, hex + 2);
+    paths[1] = base ? join(base, ".debug", "") : NULL;
+    free(base);
+    for (int i = 0; i < 2; i++) {
+        candidate c;
+        c.fd = -1;
+        c.elf = NULL;
+        if (paths[i] && candidate_open(paths[i], bid, bid_len, &c) == 0) {
+            pc_symtab full;
+            memset(&full, 0, sizeof full);
+            if (load_symbols(c.elf, &full) == 1) {
+                pc_symtab_free(t);
+                *t = full;
+                i = 2;
+            } else {
+                pc_symtab_free(&full);
+            }
+            candidate_close(&c);
+        }
+    }
+    free(paths[0]);
+    free(paths[1]);
 }
 
 static int load_segments(Elf *elf, pc_elf *e)
@@ -380,7 +437,8 @@ pc_elf *pc_elf_open(const pc_symfind *where, const char *path, const uint8_t *bu
     if (!found)
         return NULL;
     pc_elf *e = calloc(1, sizeof *e);
-    if (!e || load_symbols(c.elf, &e->syms) < 0 || load_segments(c.elf, e) < 0) {
+    int from = e ? load_symbols(c.elf, &e->syms) : -1;
+    if (!e || from < 0 || load_segments(c.elf, e) < 0) {
         candidate_close(&c);
         free(found);
         if (e) {
@@ -390,8 +448,15 @@ pc_elf *pc_elf_open(const pc_symfind *where, const char *path, const uint8_t *bu
         }
         return NULL;
     }
+    /* Without a recorded build id, the file's own finds its debug file. */
+    uint8_t own[PC_BUILDID_MAX];
+    size_t own_len = pc_buildid_present(build_id, build_id_len)
+                         ? 0 : elf_build_id(c.elf, own, sizeof own);
     candidate_close(&c);
     e->path = found;
+    if (from != 1)
+        debug_symbols(where, own_len ? own : build_id, own_len ? own_len : build_id_len,
+                      &e->syms);
     pc_symtab_finish(&e->syms);
     return e;
 }
