@@ -178,6 +178,12 @@ typedef struct pc_options {
     int show_art_frames;
     pc_strings remove_methods;
     int mangled;
+    /* perf.data from Linux perf: a folder the recorded paths of binaries
+     * are found under (a copy of the recording machine's files), or NULL
+     * for this machine's own.  Binaries are also found by build id in
+     * perf's cache (~/.debug) and /usr/lib/debug; one whose build id
+     * differs from the recorded one is never used. */
+    const char *symfs;
 
     /* Mark each thread's on- and off-CPU intervals from the recording's
      * context switches (default 1). */

@@ -316,7 +316,7 @@ enum {
     OPT_PID, OPT_EXCLUDE_PID, OPT_TID, OPT_EXCLUDE_TID, OPT_PROCESS_NAME,
     OPT_EXCLUDE_PROCESS_NAME, OPT_THREAD_NAME, OPT_EXCLUDE_THREAD_NAME,
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
-    OPT_REMOVE_METHOD, OPT_MANGLED, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
+    OPT_REMOVE_METHOD, OPT_MANGLED, OPT_SYMFS, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
     OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
 };
@@ -425,6 +425,7 @@ int main(int argc, char **argv)
         {"show-art-frames", no_argument, NULL, OPT_ART},
         {"remove-method", required_argument, NULL, OPT_REMOVE_METHOD},
         {"mangled", no_argument, NULL, OPT_MANGLED},
+        {"symfs", required_argument, NULL, OPT_SYMFS},
         {"markers", no_argument, NULL, OPT_MARKERS},
         {"no-markers", no_argument, NULL, OPT_NO_MARKERS},
         {"percpu", no_argument, NULL, OPT_PERCPU},
@@ -511,6 +512,7 @@ int main(int argc, char **argv)
         case OPT_ART: opt.show_art_frames = 1; break;
         case OPT_REMOVE_METHOD: push_str(&remove_methods, optarg); break;
         case OPT_MANGLED: opt.mangled = 1; break;
+        case OPT_SYMFS: opt.symfs = optarg; break;
         case OPT_MARKERS: opt.switch_markers = 1; break;
         case OPT_NO_MARKERS: opt.switch_markers = 0; break;
         case OPT_PERCPU: opt.percpu = 1; break;

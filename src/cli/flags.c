@@ -28,6 +28,7 @@ static const struct {
     {"options.show_art_frames", "--show-art-frames"},
     {"options.remove_methods", "--remove-method"},
     {"options.mangled", "--mangled"},
+    {"options.symfs", "--symfs"},
     {"options.switch_markers", "--markers"},
     {"options.percpu", "--percpu"},
     {"options.heap_dump", "--heap-dump"},

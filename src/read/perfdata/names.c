@@ -145,7 +145,7 @@ static void unwind_user(pd_build *b, const pd_sample *s, pd_proc *proc, size_t *
             a = PD_ARCH_AARCH64;
 #endif
         }
-        pc_symfind where = {NULL, NULL};
+        pc_symfind where = {b->o->symfs, NULL};
         b->unwinder = pd_unwinder_new(&where, a);
     }
     if (!b->unwinder)
@@ -369,7 +369,7 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
     if (d->type == PD_DSO_SYMBOL_MAP) {
         if (!nm->jit_tried[e->dso]) {
             nm->jit_tried[e->dso] = 1;
-            pc_symfind where = {NULL, NULL};
+            pc_symfind where = {b->o->symfs, NULL};
             nm->jit[e->dso] = pc_jitmap_open(&where, d->pid);
         }
         if (nm->jit[e->dso])
@@ -380,7 +380,7 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
         return;
     if (!d->elf_tried) {
         d->elf_tried = 1;
-        pc_symfind where = {NULL, NULL};
+        pc_symfind where = {b->o->symfs, NULL};
         d->elf = pc_elf_open(&where, pc_str(&b->p->str, d->path),
                              d->build_id_len ? d->build_id : NULL, d->build_id_len);
         if (!d->elf)
