@@ -365,7 +365,17 @@ static const char *sp_meta(pd_maps *m, const uint8_t *d, size_t len, pd_info *in
             info->trace_offcpu = vn == 4 && memcmp(v, "true", 4) == 0;
         else if (is_key(s, kn, "kernel_symbols_available"))
             info->kernel_symbols_available = vn == 4 && memcmp(v, "true", 4) == 0;
-        else if (is_key(s, kn, "app_package_name"))
+        else if (is_key(s, kn, "timestamp")) {
+            /* Seconds since the epoch when the recording ended. */
+            uint64_t t = 0;
+            size_t k = 0;
+            while (k < vn && v[k] >= '0' && v[k] <= '9' && t < UINT64_MAX / 10 / 1000000000)
+                t = t * 10 + (uint64_t)(v[k++] - '0');
+            if (k == vn && vn) {
+                info->has_end_wall = 1;
+                info->end_wall_ns = t * 1000000000;
+            }
+        } else if (is_key(s, kn, "app_package_name"))
             p->meta.app_package = pc_intern(p, v, vn);
         else if (is_key(s, kn, "app_type"))
             p->meta.app_type = pc_intern(p, v, vn);

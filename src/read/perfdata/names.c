@@ -996,6 +996,12 @@ int pd_finish(pd_build *b)
         p->meta.has_wall = 1;
         p->meta.wall_ns = b->info.clock_wall_ns;
         p->meta.wall_at = b->info.clock_at;
+    } else if (b->info.has_end_wall && p->sample.n) {
+        /* simpleperf notes the second its recording ended: taken as the
+         * time of the last event, the date is right to a second or so. */
+        p->meta.has_wall = 1;
+        p->meta.wall_ns = b->info.end_wall_ns;
+        p->meta.wall_at = pc_end_time(p);
     }
     const char *name = src_name(b->in);
     if (b->unfinished)

@@ -330,6 +330,9 @@ typedef struct pd_info {
     size_t n_desc, cap_desc;
     int has_clock;
     uint64_t clock_wall_ns, clock_at;
+    /* simpleperf: the wall clock (to the second) when recording ended */
+    int has_end_wall;
+    uint64_t end_wall_ns;
     size_t unknown_features;
     size_t file_entries;
 } pd_info;
