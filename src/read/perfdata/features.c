@@ -442,9 +442,9 @@ const char *pd_parse_feature(int feat, const uint8_t *d, size_t len, pd_maps *m,
     case PD_FEAT_SP_FILE2: return sp_file2(m, d, len, info);
     case PD_FEAT_SP_META_INFO: return sp_meta(m, d, len, info);
     default:
-        /* Features perf or simpleperf define that nothing here needs are
-         * skipped quietly; numbers past both lists are counted. */
-        if ((feat > 31 && feat < 128) || feat > 134)
+        /* Features perf (below 64) or simpleperf (from 128) define that
+         * nothing here needs are skipped quietly; others are counted. */
+        if ((feat >= 64 && feat < 128) || feat > 134)
             info->unknown_features++;
         return NULL;
     }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "base/demangle.h"
 #include "base/error.h"
 #include "io/source.h"
@@ -58,6 +60,8 @@ void pd_build_free(pd_build *b)
     free(b->ips);
     free(b->ips_kernel);
     free(b->notes);
+    ZSTD_freeDStream(b->zstd);
+    free(b->unz.buf);
     if (b->unwinder)
         pd_unwinder_free(b->unwinder);
     free(b->umaps);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "base/error.h"
 #include "io/source.h"
 
@@ -491,10 +493,69 @@ static int queue(pd_build *b, const uint8_t *r, size_t size, uint64_t off)
     return PC_OK;
 }
 
+static int take_record(pd_build *b, const uint8_t *r, size_t size, uint64_t off);
+
+/* The largest a compressed record may expand to before its records are
+ * handed on: zstd's ratio on perf's records stays far below this. */
+#define MAX_UNZ (64u << 20)
+
+/* perf record -z: the records inside, decompressed as they come.  They
+ * are named by the offset of the compressed record holding them. */
+static int uncompress(pd_build *b, const uint8_t *d, size_t len, uint64_t off)
+{
+    if (!b->zstd && !(b->zstd = ZSTD_createDStream()))
+        return pd_nomem(b);
+    b->compressed++;
+    ZSTD_inBuffer in = {d, len, 0};
+    while (in.pos < in.size) {
+        if (b->unz.cap - b->unz.used < (1u << 16)) {
+            size_t cap = b->unz.cap ? b->unz.cap * 2 : 1u << 20;
+            if (cap > MAX_UNZ)
+                return pd_fail(b, off, "a compressed record expands past %u MiB", MAX_UNZ >> 20);
+            uint8_t *n = realloc(b->unz.buf, cap);
+            if (!n)
+                return pd_nomem(b);
+            b->unz.buf = n;
+            b->unz.cap = cap;
+        }
+        ZSTD_outBuffer out = {b->unz.buf, b->unz.cap, b->unz.used};
+        size_t rc = ZSTD_decompressStream(b->zstd, &out, &in);
+        if (ZSTD_isError(rc))
+            return pd_fail(b, off, "compressed records: %s", ZSTD_getErrorName(rc));
+        if (out.pos == b->unz.used && in.pos < in.size && out.pos < out.size)
+            return pd_fail(b, off, "compressed records: the stream does not advance");
+        b->unz.used = out.pos;
+    }
+    /* Hand on the whole records; a record cut at the end waits. */
+    size_t at = 0;
+    while (b->unz.used - at >= 8) {
+        const uint8_t *r = b->unz.buf + at;
+        size_t size = pd_u16(r + 6);
+        if (size < 8)
+            return pd_fail(b, off, "a compressed record holds a record of size %zu", size);
+        if (size > b->unz.used - at)
+            break;
+        int st = take_record(b, r, size, off);
+        if (st != PC_OK)
+            return st;
+        at += size;
+    }
+    memmove(b->unz.buf, b->unz.buf + at, b->unz.used - at);
+    b->unz.used -= at;
+    return PC_OK;
+}
+
 /* A record as read: SPLIT pieces joined, then queued or handled. */
 static int take_record(pd_build *b, const uint8_t *r, size_t size, uint64_t off)
 {
     uint32_t type = pd_u32(r);
+    if (type == PD_REC_COMPRESSED)
+        return uncompress(b, r + 8, size - 8, off);
+    if (type == PD_REC_COMPRESSED2) {
+        if (size < 16 || pd_u64(r + 8) > size - 16)
+            return damaged(b, off, "a COMPRESSED2 record's data size is out of range");
+        return uncompress(b, r + 16, (size_t)pd_u64(r + 8), off);
+    }
     if (type == PD_REC_SP_SPLIT) {
         /* simpleperf cuts records over 64 KiB into pieces. */
         if (!b->split.used)

@@ -79,6 +79,15 @@ typedef struct pd_build {
     int have_note;
     pd_unwind_note note;
 
+    /* perf record -z: one zstd stream across the COMPRESSED records;
+     * decompressed bytes of a record not yet whole wait in carry. */
+    void *zstd;
+    struct {
+        uint8_t *buf;
+        size_t used, cap;
+    } unz;
+    size_t compressed;
+
     pd_unwinder *unwinder;
     int unwinder_tried;
     pd_umap *umaps;
