@@ -865,18 +865,33 @@ static uint32_t event_name(pd_build *b, size_t i)
 static int add_events(pd_build *b)
 {
     pc_profile *p = b->p;
+    uint32_t *names = malloc((b->nattrs + 1) * sizeof *names);
+    if (!names)
+        return -1;
+    int clock = 0;
     for (size_t i = 0; i < b->nattrs; i++) {
-        uint32_t name = event_name(b, i);
-        if (name == PC_NONE)
+        names[i] = event_name(b, i);
+        if (names[i] == PC_NONE) {
+            free(names);
             return -1;
-        const char *s = pc_str(&p->str, name);
-        /* With --trace-offcpu, simpleperf's switch samples stand for the
-         * time until the thread runs again. */
-        int off = b->info.trace_offcpu && strstr(s, "sched_switch") != NULL;
-        int unit = off || pc_perf_clock_event(s) ? PC_UNIT_NS : PC_UNIT_COUNT;
-        if (pc_event_append(p, name, unit, off) == PC_NONE)
-            return -1;
+        }
+        clock |= pc_perf_clock_event(pc_str(&p->str, names[i]));
     }
+    /* With --trace-offcpu, simpleperf's switch samples stand for the time
+     * until the thread runs again; so do perf's when recorded, as that
+     * option records them, beside a clock event. */
+    int offcpu = b->info.trace_offcpu || (!b->simpleperf && clock);
+    for (size_t i = 0; i < b->nattrs; i++) {
+        uint32_t name = names[i];
+        const char *s = pc_str(&p->str, name);
+        int off = offcpu && strstr(s, "sched_switch") != NULL;
+        int unit = off || pc_perf_clock_event(s) ? PC_UNIT_NS : PC_UNIT_COUNT;
+        if (pc_event_append(p, name, unit, off) == PC_NONE) {
+            free(names);
+            return -1;
+        }
+    }
+    free(names);
     return 0;
 }
 
