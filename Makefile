@@ -132,7 +132,7 @@ bench: $(BUILD)/profconv $(BENCH_TOOLS) $(BUILD)/gzip-bench
 # finds in build-fuzz/corpus/TARGET; a crash stops it, with the input saved
 # as build-fuzz/crash-TARGET-*.  make check replays the saved corpus and
 # past crashes (fuzz/crashes/TARGET) with the normal build.
-FUZZ_TARGETS := simpleperf perfetto perfscript gzip proguard filter roundtrip options gzipwrap perfetto_compressed
+FUZZ_TARGETS := simpleperf perfetto perfscript gzip proguard filter roundtrip options gzipwrap perfetto_compressed perfdata
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined

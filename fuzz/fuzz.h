@@ -31,6 +31,7 @@ int fuzz_roundtrip(const uint8_t *data, size_t size);
 int fuzz_options(const uint8_t *data, size_t size);
 int fuzz_gzipwrap(const uint8_t *data, size_t size);
 int fuzz_perfetto_compressed(const uint8_t *data, size_t size);
+int fuzz_perfdata(const uint8_t *data, size_t size);
 
 /* Shared by the targets (fuzz_common.c). */
 

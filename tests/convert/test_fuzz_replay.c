@@ -59,6 +59,7 @@ TEST(fuzz_replay)
         {"proguard", fuzz_proguard}, {"filter", fuzz_filter},
         {"roundtrip", fuzz_roundtrip}, {"options", fuzz_options},
         {"gzipwrap", fuzz_gzipwrap}, {"perfetto_compressed", fuzz_perfetto_compressed},
+        {"perfdata", fuzz_perfdata},
     };
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
         t_case("fuzz_replay %s", targets[i].name);
