@@ -113,7 +113,9 @@ static int ips_room(pd_build *b, size_t n)
     return 0;
 }
 
-/* The process's mappings in the unwinder's form. */
+/* The process's mappings in the unwinder's form, made for each sample:
+ * their paths point into the string table, which may move between
+ * samples. */
 static size_t umaps_of(pd_build *b, const pd_mapset *s)
 {
     if (s->n > b->umaps_cap) {
@@ -160,15 +162,14 @@ static void unwind_user(pd_build *b, const pd_sample *s, pd_proc *proc, size_t *
     if (ips_room(b, k + MAX_UNWOUND) < 0)
         return;
     size_t nm = umaps_of(b, &proc->maps);
-    uint64_t *regs = malloc(s->n_regs * sizeof *regs + 1);
-    if (!regs)
-        return;
-    for (size_t i = 0; i < s->n_regs; i++)
+    /* At most 64 registers: the mask has 64 bits. */
+    uint64_t regs[64];
+    size_t n_regs = s->n_regs < 64 ? s->n_regs : 64;
+    for (size_t i = 0; i < n_regs; i++)
         regs[i] = pd_u64(s->regs + 8 * i);
     size_t got = pd_unwind(b->unwinder, proc->pid, proc->maps.gen, b->umaps, nm, s->regs_abi,
-                           b->attrs[0].regs_user, regs, s->n_regs, s->stack, s->stack_len,
-                           b->ips + k, MAX_UNWOUND);
-    free(regs);
+                           s->regs_mask, regs, n_regs, s->stack, s->stack_len, b->ips + k,
+                           MAX_UNWOUND);
     if (got) {
         memset(b->ips_kernel + k, 0, got);
         *n = k + got;

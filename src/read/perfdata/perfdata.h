@@ -165,6 +165,7 @@ typedef struct pd_sample {
     const uint8_t *chain;      /* nr u64 values, unaligned */
     size_t n_chain;
     uint64_t regs_abi;
+    uint64_t regs_mask;        /* the attribute's sample_regs_user */
     const uint8_t *regs;       /* n_regs u64 values */
     size_t n_regs;
     const uint8_t *stack;      /* the copied user stack */

@@ -115,6 +115,7 @@ const char *pd_parse_sample(const pd_attr *a, const uint8_t *d, size_t len, pd_s
             return "the sample ends before its registers";
         if (s->regs_abi) {
             size_t n = (size_t)__builtin_popcountll(a->regs_user);
+            s->regs_mask = a->regs_user;
             if (take(&c, n * 8, &s->regs) < 0)
                 return "the registers are longer than the sample";
             s->n_regs = n;
