@@ -182,7 +182,8 @@ static int cmp_sym(const void *a, const void *b)
 static void set_symbols(pd_maps *m, uint32_t dso, size_t sym0)
 {
     pd_dso *d = &m->dsos[dso];
-    qsort(m->syms + sym0, m->nsyms - sym0, sizeof *m->syms, cmp_sym);
+    if (m->nsyms > sym0)
+        qsort(m->syms + sym0, m->nsyms - sym0, sizeof *m->syms, cmp_sym);
     d->sym0 = sym0;
     d->nsym = m->nsyms - sym0;
     d->has_file = 1;

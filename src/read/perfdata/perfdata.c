@@ -540,8 +540,10 @@ static int uncompress(pd_build *b, const uint8_t *d, size_t len, uint64_t off)
             return st;
         at += size;
     }
-    memmove(b->unz.buf, b->unz.buf + at, b->unz.used - at);
-    b->unz.used -= at;
+    if (at) {
+        memmove(b->unz.buf, b->unz.buf + at, b->unz.used - at);
+        b->unz.used -= at;
+    }
     return PC_OK;
 }
 
