@@ -402,6 +402,11 @@ static void two_events(int identifier)
                         .n_callchain = 2};
         pde_sample_rec(&e, second, PDE_MISC_USER, &s);
     }
+    /* Context switches, their trailer ending with the second event's id. */
+    sid(&e, 800, 800, 5500);
+    pde_switch(&e, 1);
+    sid(&e, 800, 800, 5600);
+    pde_switch(&e, 0);
     pde_feat_event_desc(&e);
     pc_options o;
     pc_options_init(&o);
@@ -413,6 +418,11 @@ static void two_events(int identifier)
     if (p->event.n == 2) {
         T_EQ_STR(str_of(p, p->event.name[0]), "pd-event-one");
         T_EQ_STR(str_of(p, p->event.name[1]), "pd-event-two");
+    }
+    T_EQ_INT(p->sw.n, 2);
+    if (p->sw.n == 2) {
+        T_EQ_INT(p->sw.time[0] + p->sw.time[1], 5500 + 5600);
+        T_EQ_INT(p->sw.on[0] + p->sw.on[1], 1);
     }
     /* Only the chosen event's samples stay. */
     T_EQ_INT(p->sample.n, 2);
@@ -675,5 +685,90 @@ TEST(pd_records_simpleperf_without_symbols)
     T_EQ_INT(p->sample.n, 1);
     if (p->sample.n == 1)
         T_CONTAINS(stack_text(p, p->sample.stack[0]), "libpdnosym.so");
+    pc_profile_free(p);
+}
+
+/* Every field before the callchain that a sample may carry (address, id,
+ * stream id, cpu, period, a group's counter values) and after it (raw
+ * data, branch stack): the callchain and the values around it read right. */
+TEST(pd_records_sample_fields)
+{
+    static const uint64_t ids[] = {91};
+    pde e;
+    pde_begin(&e, 0);
+    pde_attr_spec as = {.type = 1, .sample_period = 1000000,
+                        .sample_type = PDE_S_IP | PDE_S_TID | PDE_S_TIME | PDE_S_ADDR |
+                                       PDE_S_ID | PDE_S_STREAM_ID | PDE_S_CPU | PDE_S_PERIOD |
+                                       PDE_S_READ | PDE_S_CALLCHAIN | PDE_S_RAW |
+                                       PDE_S_BRANCH_STACK,
+                        .read_format = 1 | 4 | 8,  /* TOTAL_TIME_ENABLED, ID, GROUP */
+                        .flags = FLAGS, .ids = ids, .n_ids = 1, .name = "cpu-clock"};
+    pde_attr(&e, &as);
+    sid(&e, 1200, 1201, 10);
+    e.sid.id = 91;
+    e.sid.stream_id = 91;
+    pde_comm(&e, 1200, 1201, "fields", 0);
+    pde_mmap(&e, PDE_MISC_USER, 1200, 1201, 0x400000, 0x10000, 0, "/nonexistent/pd/fields");
+    /* nr 2, enabled, then {value, id} twice */
+    static const uint64_t rd[] = {2, 5555, 1, 91, 2, 92};
+    static const uint64_t br[] = {0x400010, 0x400020, 0, 0x400030, 0x400040, 0};
+    static const uint8_t raw[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    uint64_t chain[] = {PDE_CONTEXT_USER, 0x400aa0, 0x400bb0};
+    pde_sample s = {.ip = 0x400aa0, .pid = 1200, .tid = 1201, .time = 1000,
+                    .addr = 0xdeadbeef, .id = 91, .stream_id = 91, .cpu = 6, .period = 4321,
+                    .read = rd, .n_read = 6, .callchain = chain, .n_callchain = 3,
+                    .raw = raw, .raw_size = sizeof raw, .branches = br, .n_branches = 2};
+    pde_sample_rec(&e, 0, PDE_MISC_USER, &s);
+    pde_finished_round(&e);
+    pc_profile *p = finish_convert(&e, NULL, 1);
+    if (!p)
+        return;
+    T_EQ_INT(p->sample.n, 1);
+    if (p->sample.n == 1) {
+        T_EQ_INT(p->sample.weight[0], 4321);
+        T_EQ_INT(p->sample.cpu[0], 6);
+        T_EQ_INT(p->sample.time[0], 1000);
+        T_EQ_STR(stack_text(p, p->sample.stack[0]), "fields+0xbb0;fields+0xaa0");
+        uint32_t t = p->sample.thread[0];
+        T_EQ_INT(p->thread.pid[t], 1200);
+        T_EQ_INT(p->thread.tid[t], 1201);
+        T_EQ_STR(str_of(p, p->thread.name[t]), "fields");
+    }
+    pc_profile_free(p);
+}
+
+/* A pid reused: the process exits and a new one of the same pid is forked
+ * from another.  The new process starts with its parent's mappings alone
+ * (perf report drops the old thread on the FORK), not the mappings the old
+ * process left. */
+TEST(pd_records_pid_reused)
+{
+    pde e;
+    perf_begin(&e, STYPE);
+    sid(&e, 1, 1, 10);
+    pde_comm(&e, 1, 1, "init", 0);
+    pde_mmap(&e, PDE_MISC_USER, 1, 1, 0x500000, 0x10000, 0, "/nonexistent/pd/init");
+    sid(&e, 30, 30, 20);
+    pde_comm(&e, 30, 30, "old", 0);
+    pde_mmap(&e, PDE_MISC_USER, 30, 30, 0x400000, 0x10000, 0, "/nonexistent/pd/libold.so");
+    uint64_t a[] = {0x400100};
+    user_sample(&e, 0, 30, 30, 1000, a, 1);
+    sid(&e, 30, 30, 1500);
+    pde_exit(&e, 30, 1, 30, 1, 1500);
+    sid(&e, 1, 1, 2000);
+    pde_fork(&e, 30, 1, 30, 1, 2000);
+    user_sample(&e, 0, 30, 30, 3000, a, 1);
+    uint64_t b[] = {0x500100};
+    user_sample(&e, 0, 30, 30, 4000, b, 1);
+    pde_finished_round(&e);
+    pc_profile *p = finish_convert(&e, NULL, 1);
+    if (!p)
+        return;
+    T_EQ_STR(stack_at(p, 1000), "libold.so+0x100");
+    T_EQ_STR(stack_at(p, 4000), "init+0x100");
+    const char *s = stack_at(p, 3000);
+    if (strstr(s, "libold.so"))
+        t_fail(__FILE__, __LINE__, "the new process 30 is named from the old one's "
+               "mapping: \"%s\"", s);
     pc_profile_free(p);
 }
