@@ -222,6 +222,10 @@ int pd_proc_fork(pd_maps *m, int64_t pid, int64_t ppid)
     parent = &m->procs[pi];
     if (child == parent)
         return 0;
+    /* A pid seen before is a new process now: it starts with its
+     * parent's mappings alone, not what the old one left. */
+    child->maps.n = 0;
+    child->maps.gen = ++m->gen;
     child->comm = parent->comm;
     for (size_t k = 0; k < parent->maps.n; k++) {
         pd_map mp = m->procs[pi].maps.m[k];

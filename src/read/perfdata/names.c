@@ -50,6 +50,7 @@ void pd_build_free(pd_build *b)
     free(b->id_attr);
     pc_htab_free(&b->id_idx);
     pd_maps_free(&b->maps);
+    pc_thread_index_free(&b->model_threads);
     pd_info_free(&b->info);
     free(b->q.e);
     free(b->q.arena);

@@ -160,8 +160,10 @@ static pd_thread *thread(pd_build *b, int64_t pid, int64_t tid)
 
 uint32_t pd_model_thread(pd_build *b, pd_thread *t)
 {
+    /* A tid that went to another process and came back is its first
+     * thread again: one model thread per (pid, tid). */
     if (t->model == PC_NONE)
-        t->model = pc_add_thread(b->p, t->pid, t->tid, PC_NONE);
+        t->model = pc_thread_find(&b->model_threads, b->p, t->pid, t->tid);
     return t->model;
 }
 

@@ -55,6 +55,7 @@ typedef struct pd_build {
     size_t id_rpos;   /* bytes from the end of other records to their id */
 
     pd_maps maps;
+    pc_thread_index model_threads;  /* the model's threads by (pid, tid) */
     pd_info info;
     pd_queue q;
     struct {
