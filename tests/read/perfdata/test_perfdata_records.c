@@ -772,3 +772,165 @@ TEST(pd_records_pid_reused)
                "mapping: \"%s\"", s);
     pc_profile_free(p);
 }
+
+/* ---- More of the pipe form ---- */
+
+typedef struct bytes {
+    uint8_t *d;
+    size_t n, cap;
+} bytes;
+
+static void put(bytes *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 256;
+        b->d = realloc(b->d, b->cap);
+    }
+    memcpy(b->d + b->n, d, n);
+    b->n += n;
+}
+
+static void put_header(bytes *b, uint32_t type, size_t size)
+{
+    uint8_t h[8] = {0};
+    memcpy(h, &type, 4);
+    h[6] = (uint8_t)size;
+    h[7] = (uint8_t)(size >> 8);
+    put(b, h, 8);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The pipe form of f (a file from pde_finish with n_attrs attributes of
+ * one id each, ids[i]): HEADER_ATTR records, then when feat_bit is set a
+ * HEADER_FEATURE record of that feature's bytes (the file's only
+ * feature), then extra (raw bytes, may be NULL) and the data section. */
+static bytes pipe_of(const uint8_t *f, size_t n_attrs, const uint64_t *ids, int feat_bit,
+                     const void *extra, size_t n_extra)
+{
+    bytes b = {0};
+    put(&b, "PERFILE2", 8);
+    uint64_t sixteen = 16;
+    put(&b, &sixteen, 8);
+    uint64_t aoff = rd64(f + 24), asz = rd64(f + 16), dof = rd64(f + 40), dsz = rd64(f + 48);
+    for (size_t i = 0; i < n_attrs; i++) {
+        put_header(&b, 64, 8 + PDE_ATTR_SIZE + 8);
+        put(&b, f + aoff + i * asz, PDE_ATTR_SIZE);
+        put(&b, &ids[i], 8);
+    }
+    if (feat_bit >= 0) {
+        const uint8_t *idx = f + dof + dsz;
+        uint64_t off = rd64(idx), size = rd64(idx + 8);
+        put_header(&b, 80, 16 + (size_t)size);
+        uint64_t bit = (uint64_t)feat_bit;
+        put(&b, &bit, 8);
+        put(&b, f + off, (size_t)size);
+    }
+    if (extra)
+        put(&b, extra, n_extra);
+    put(&b, f + dof, (size_t)dsz);
+    return b;
+}
+
+/* Two events in the pipe form, named by EVENT_DESC in a HEADER_FEATURE
+ * record. */
+TEST(pd_records_pipe_two_events)
+{
+    static const uint64_t ids[] = {61, 62};
+    uint64_t st = STYPE | PDE_S_IDENTIFIER;
+    pde e;
+    pde_begin(&e, 0);
+    pde_attr_spec a1 = {.type = 0, .config = 0, .sample_period = 1000, .sample_type = st,
+                        .flags = FLAGS, .ids = ids, .n_ids = 1, .name = "pd-pipe-one"};
+    pde_attr_spec a2 = {.type = 0, .config = 1, .sample_period = 1000, .sample_type = st,
+                        .flags = FLAGS, .ids = ids + 1, .n_ids = 1, .name = "pd-pipe-two"};
+    pde_attr(&e, &a1);
+    pde_attr(&e, &a2);
+    sid(&e, 1300, 1300, 10);
+    e.sid.identifier = 61;
+    pde_mmap(&e, PDE_MISC_USER, 1300, 1300, 0x400000, 0x10000, 0, "/nonexistent/pd/pipe2");
+    for (size_t i = 0; i < 4; i++) {
+        uint64_t chain[] = {PDE_CONTEXT_USER, 0x400100};
+        pde_sample s = {.ip = 0x400100, .pid = 1300, .tid = 1300, .time = 1000 * (i + 1),
+                        .period = 5, .identifier = ids[i % 2], .callchain = chain,
+                        .n_callchain = 2};
+        pde_sample_rec(&e, i % 2, PDE_MISC_USER, &s);
+    }
+    pde_finished_round(&e);
+    pde_feat_event_desc(&e);
+    size_t len = 0;
+    uint8_t *f = pde_finish(&e, &len);
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    bytes b = pipe_of(f, 2, ids, PDE_FEAT_EVENT_DESC, NULL, 0);
+    free(f);
+    pc_options o;
+    pc_options_init(&o);
+    o.event = "pd-pipe-two";
+    pc_profile *p = NULL;
+    pc_error err;
+    int rc = convert_bytes_unchecked(b.d, b.n, &o, &p, &err);
+    T_EQ_INT(rc, PC_OK);
+    if (rc != PC_OK)
+        t_fail(__FILE__, __LINE__, "%s", err.message);
+    if (p) {
+        T_EQ_INT(p->event.n, 2);
+        if (p->event.n == 2)
+            T_EQ_STR(str_of(p, p->event.name[1]), "pd-pipe-two");
+        T_EQ_INT(p->sample.n, 2);
+        for (size_t i = 0; i < p->sample.n; i++)
+            T_CHECK(p->sample.time[i] == 2000 || p->sample.time[i] == 4000);
+    }
+    pc_profile_free(p);
+    free(b.d);
+}
+
+/* perf record -e sched:... -o - writes HEADER_TRACING_DATA (type 66): a
+ * 16-byte record whose u32 says how many bytes of tracing data (padded to
+ * 8) follow it outside its size, as AUXTRACE's data does. */
+TEST(pd_records_pipe_tracing_data)
+{
+    static const uint64_t ids[] = {63};
+    pde e;
+    pde_begin(&e, 0);
+    pde_attr_spec a = {.type = 1, .sample_period = 1000, .sample_type = STYPE | PDE_S_ID,
+                       .flags = FLAGS, .ids = ids, .n_ids = 1, .name = "cpu-clock"};
+    pde_attr(&e, &a);
+    sid(&e, 1400, 1400, 10);
+    pde_mmap(&e, PDE_MISC_USER, 1400, 1400, 0x400000, 0x10000, 0, "/nonexistent/pd/traced");
+    uint64_t ips[] = {0x400100};
+    user_sample(&e, 0, 1400, 1400, 1000, ips, 1);
+    pde_finished_round(&e);
+    size_t len = 0;
+    uint8_t *f = pde_finish(&e, &len);
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    /* The record, then 24 bytes of tracing data ("\x17\x08\x44tracing0.6"
+     * and what follows), which are no records. */
+    uint8_t extra[16 + 24] = {66, 0, 0, 0, 0, 0, 16, 0, 24, 0, 0, 0, 0, 0, 0, 0,
+                              0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g',
+                              '0', '.', '6', 0, 1, 8, 0, 0, 0, 0, 0, 0, 0x10, 0};
+    bytes b = pipe_of(f, 1, ids, -1, extra, sizeof extra);
+    free(f);
+    pc_options o;
+    pc_options_init(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    int rc = convert_bytes_unchecked(b.d, b.n, &o, &p, &err);
+    T_EQ_INT(rc, PC_OK);
+    if (rc != PC_OK)
+        t_fail(__FILE__, __LINE__, "%s", err.message);
+    if (p) {
+        T_EQ_INT(p->sample.n, 1);
+        T_EQ_STR(stack_at(p, 1000), "traced+0x100");
+    }
+    pc_profile_free(p);
+    free(b.d);
+}
