@@ -104,7 +104,7 @@ static void expect_einput(const uint8_t *f, size_t len, long long off, const cha
         T_CONTAINS(err.message, what);
 }
 
-TEST(pd_errors_truncated_header)
+TEST(perfdata_errors_truncated_header)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -117,7 +117,7 @@ TEST(pd_errors_truncated_header)
     free(f);
 }
 
-TEST(pd_errors_truncated_attrs)
+TEST(perfdata_errors_truncated_attrs)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -129,7 +129,7 @@ TEST(pd_errors_truncated_attrs)
 }
 
 /* The header's sizes pointing outside the file. */
-TEST(pd_errors_bad_header_fields)
+TEST(perfdata_errors_bad_header_fields)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -156,7 +156,7 @@ static uint64_t record_off(const uint8_t *f, int i)
     return off;
 }
 
-TEST(pd_errors_record_size_too_small)
+TEST(perfdata_errors_record_size_too_small)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -171,7 +171,7 @@ TEST(pd_errors_record_size_too_small)
     free(f);
 }
 
-TEST(pd_errors_record_past_data_section)
+TEST(perfdata_errors_record_past_data_section)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -186,7 +186,7 @@ TEST(pd_errors_record_past_data_section)
     free(f);
 }
 
-TEST(pd_errors_truncated_data)
+TEST(perfdata_errors_truncated_data)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -200,7 +200,7 @@ TEST(pd_errors_truncated_data)
     free(f);
 }
 
-TEST(pd_errors_big_endian)
+TEST(perfdata_errors_big_endian)
 {
     pde e;
     good_begin(&e, PDE_BIG_ENDIAN);
@@ -215,7 +215,7 @@ TEST(pd_errors_big_endian)
 }
 
 /* A callchain whose nr says more than the record holds. */
-TEST(pd_errors_callchain_too_long)
+TEST(perfdata_errors_callchain_too_long)
 {
     pde e;
     good_begin(&e, 0);
@@ -253,7 +253,7 @@ TEST(pd_errors_callchain_too_long)
 }
 
 /* keep_going: damaged records are skipped and counted, the rest read. */
-TEST(pd_errors_keep_going_skips)
+TEST(perfdata_errors_keep_going_skips)
 {
     pde e;
     good_begin(&e, 0);
@@ -290,7 +290,7 @@ TEST(pd_errors_keep_going_skips)
 }
 
 /* keep_going where the framing breaks: what came before is kept. */
-TEST(pd_errors_keep_going_framing)
+TEST(perfdata_errors_keep_going_framing)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -325,7 +325,7 @@ TEST(pd_errors_keep_going_framing)
 
 /* Every prefix of a valid file is refused with an offset or read: never a
  * crash, never a message of more than one line. */
-TEST(pd_errors_every_prefix)
+TEST(perfdata_errors_every_prefix)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -399,7 +399,7 @@ static int write_bytes(const char *path, const void *d, size_t n)
     return fclose(f) == 0 && w == n ? 0 : -1;
 }
 
-TEST(pd_errors_cli)
+TEST(perfdata_errors_cli)
 {
     size_t len;
     uint8_t *f = good_file(&len);
@@ -433,7 +433,7 @@ TEST(pd_errors_cli)
 
 /* --max-memory: a file whose header promises far more than it holds, and
  * a valid one, under tight limits: an error or a result, never a crash. */
-TEST(pd_errors_cli_max_memory)
+TEST(perfdata_errors_cli_max_memory)
 {
 #if defined(__SANITIZE_ADDRESS__)
     t_skip("the address sanitizer reserves more address space than any limit: "

@@ -95,7 +95,7 @@ static void sid(pde *e, uint32_t pid, uint32_t tid, uint64_t time)
     e->sid.time = time;
 }
 
-TEST(pd_records_samples)
+TEST(perfdata_records_samples)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -145,7 +145,7 @@ TEST(pd_records_samples)
 }
 
 /* The same samples with --percpu: one thread per CPU, pid -1. */
-TEST(pd_records_percpu)
+TEST(perfdata_records_percpu)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -186,7 +186,7 @@ TEST(pd_records_percpu)
 
 /* A callchain with kernel and user parts: PERF_CONTEXT_KERNEL and
  * PERF_CONTEXT_USER say which mappings each address is looked up in. */
-TEST(pd_records_callchain_contexts)
+TEST(perfdata_records_callchain_contexts)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -225,7 +225,7 @@ TEST(pd_records_callchain_contexts)
 
 /* A library mapped, sampled, then replaced by another at the same address:
  * the earlier samples keep the first library's frames. */
-TEST(pd_records_mmap_replaced)
+TEST(perfdata_records_mmap_replaced)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -254,7 +254,7 @@ TEST(pd_records_mmap_replaced)
 
 /* COMM with exec renames the thread: a thread is shown by the name it
  * had at its last sample. */
-TEST(pd_records_comm_exec)
+TEST(perfdata_records_comm_exec)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -289,7 +289,7 @@ TEST(pd_records_comm_exec)
 }
 
 /* FORK of a new process copies the parent's mappings and name. */
-TEST(pd_records_fork)
+TEST(perfdata_records_fork)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -316,7 +316,7 @@ TEST(pd_records_fork)
     pc_profile_free(p);
 }
 
-TEST(pd_records_lost)
+TEST(perfdata_records_lost)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -338,7 +338,7 @@ TEST(pd_records_lost)
     pc_profile_free(p);
 }
 
-TEST(pd_records_switch)
+TEST(perfdata_records_switch)
 {
     pde e;
     pde_begin(&e, 0);
@@ -433,19 +433,19 @@ static void two_events(int identifier)
     pc_profile_free(p);
 }
 
-TEST(pd_records_two_events_identifier)
+TEST(perfdata_records_two_events_identifier)
 {
     two_events(1);
 }
 
-TEST(pd_records_two_events_id)
+TEST(perfdata_records_two_events_id)
 {
     two_events(0);
 }
 
 /* simpleperf's FILE and FILE2 features: the symbol covering an address
  * names its frame. */
-TEST(pd_records_simpleperf_files)
+TEST(perfdata_records_simpleperf_files)
 {
     pde e;
     pde_begin(&e, 0);
@@ -487,7 +487,7 @@ TEST(pd_records_simpleperf_files)
 
 /* simpleperf's META_INFO: event_type_info names the events by attribute,
  * trace_offcpu makes the sched_switch samples off-CPU time. */
-TEST(pd_records_simpleperf_meta_info)
+TEST(perfdata_records_simpleperf_meta_info)
 {
     pde e;
     pde_begin(&e, 0);
@@ -534,7 +534,7 @@ TEST(pd_records_simpleperf_meta_info)
 /* perf writes each CPU's buffer in turn: a sample may come in the file
  * before the mmap that precedes it in time, in a later round.  It must
  * still be named from that mapping. */
-TEST(pd_records_out_of_order_rounds)
+TEST(perfdata_records_out_of_order_rounds)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -568,7 +568,7 @@ TEST(pd_records_out_of_order_rounds)
 /* The pipe form (perf record -o -): a 16-byte header, the attribute as a
  * HEADER_ATTR record (type 64: the attr's bytes, then its ids), then the
  * records to the end. */
-TEST(pd_records_pipe)
+TEST(perfdata_records_pipe)
 {
     static const uint64_t ids[] = {33};
     pde e;
@@ -629,7 +629,7 @@ TEST(pd_records_pipe)
  * its first one became two model threads of the same pid and tid, which
  * the Gecko format's validator refuses ("threads[1].tid: 10 already used
  * by threads[0] of the same process").  One thread per (pid, tid). */
-TEST(pd_records_tid_back_in_its_process)
+TEST(perfdata_records_tid_back_in_its_process)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -664,7 +664,7 @@ TEST(pd_records_tid_back_in_its_process)
 /* Found by fuzz_perfdata (UBSan, make SAN=1): a simpleperf recording
  * without any symbol table (no FILE feature) looked its samples up in a
  * NULL symbol array ("applying zero offset to null pointer" in find_sym). */
-TEST(pd_records_simpleperf_without_symbols)
+TEST(perfdata_records_simpleperf_without_symbols)
 {
     pde e;
     pde_begin(&e, 0);
@@ -691,7 +691,7 @@ TEST(pd_records_simpleperf_without_symbols)
 /* Every field before the callchain that a sample may carry (address, id,
  * stream id, cpu, period, a group's counter values) and after it (raw
  * data, branch stack): the callchain and the values around it read right. */
-TEST(pd_records_sample_fields)
+TEST(perfdata_records_sample_fields)
 {
     static const uint64_t ids[] = {91};
     pde e;
@@ -741,7 +741,7 @@ TEST(pd_records_sample_fields)
  * from another.  The new process starts with its parent's mappings alone
  * (perf report drops the old thread on the FORK), not the mappings the old
  * process left. */
-TEST(pd_records_pid_reused)
+TEST(perfdata_records_pid_reused)
 {
     pde e;
     perf_begin(&e, STYPE);
@@ -839,7 +839,7 @@ static bytes pipe_of(const uint8_t *f, size_t n_attrs, const uint64_t *ids, int 
 
 /* Two events in the pipe form, named by EVENT_DESC in a HEADER_FEATURE
  * record. */
-TEST(pd_records_pipe_two_events)
+TEST(perfdata_records_pipe_two_events)
 {
     static const uint64_t ids[] = {61, 62};
     uint64_t st = STYPE | PDE_S_IDENTIFIER;
@@ -894,7 +894,7 @@ TEST(pd_records_pipe_two_events)
 /* perf record -e sched:... -o - writes HEADER_TRACING_DATA (type 66): a
  * 16-byte record whose u32 says how many bytes of tracing data (padded to
  * 8) follow it outside its size, as AUXTRACE's data does. */
-TEST(pd_records_pipe_tracing_data)
+TEST(perfdata_records_pipe_tracing_data)
 {
     static const uint64_t ids[] = {63};
     pde e;
