@@ -934,3 +934,41 @@ TEST(perfdata_records_pipe_tracing_data)
     pc_profile_free(p);
     free(b.d);
 }
+
+/* A recording whose writer was stopped before it finished the file: the
+ * header perf wrote at the start (its feature bits set, the data size
+ * still 0), the records, and no feature sections.  The records up to the
+ * end of the file are read. */
+TEST(perfdata_records_unfinished)
+{
+    pde e;
+    perf_begin(&e, STYPE);
+    sid(&e, 1500, 1500, 10);
+    pde_comm(&e, 1500, 1500, "killed", 0);
+    pde_mmap(&e, PDE_MISC_USER, 1500, 1500, 0x400000, 0x10000, 0, "/nonexistent/pd/killed");
+    uint64_t a[] = {0x400100};
+    user_sample(&e, 0, 1500, 1500, 1000, a, 1);
+    user_sample(&e, 0, 1500, 1500, 2000, a, 1);
+    pde_finished_round(&e);
+    size_t len = 0;
+    uint8_t *f = pde_finish(&e, &len);
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    uint64_t dof = rd64(f + 40), dsz = rd64(f + 48);
+    memset(f + 48, 0, 8);     /* data size 0 */
+    pc_options o;
+    pc_options_init(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    int rc = convert_bytes_unchecked(f, (size_t)(dof + dsz), &o, &p, &err);
+    T_EQ_INT(rc, PC_OK);
+    if (rc != PC_OK)
+        t_fail(__FILE__, __LINE__, "%s", err.message);
+    if (p) {
+        T_EQ_INT(p->sample.n, 2);
+        T_EQ_STR(stack_at(p, 2000), "killed+0x100");
+    }
+    pc_profile_free(p);
+    free(f);
+}
