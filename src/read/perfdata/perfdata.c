@@ -677,16 +677,25 @@ static int read_records(pd_build *b, uint64_t size)
             }
             return st;
         }
-        int st = take_record(b, src_ptr(b->in), rsize, off);
+        /* AUXTRACE and, in the pipe form, HEADER_TRACING_DATA records are
+         * followed by data outside their size, which they give. */
+        uint64_t trailing = 0;
+        const uint8_t *r = src_ptr(b->in);
+        if (type == PD_REC_AUXTRACE && rsize >= 16)
+            trailing = pd_u64(r + 8);
+        else if (type == PD_REC_HEADER_TRACING_DATA && rsize >= 12 && !b->simpleperf &&
+                 pd_u32(r + 8) > rsize - 12)
+            trailing = ((uint64_t)pd_u32(r + 8) + 7) / 8 * 8;
+        int st = take_record(b, r, rsize, off);
         if (st != PC_OK)
             return st;
         src_skip(b->in, rsize);
-        if (type == PD_REC_AUXTRACE && rsize >= 16) {
-            /* Trace data follows the record, outside its size. */
-            uint64_t aux = pd_u64(src_ptr(b->in) - rsize + 8);
-            if (size != UINT64_MAX && aux > size - (src_offset(b->in) - start))
-                return pd_fail(b, off, "AUXTRACE data runs past the data section");
-            if ((st = skip_to(b, src_offset(b->in) + aux, "the end of AUXTRACE data")) != PC_OK)
+        if (trailing) {
+            if (size != UINT64_MAX && trailing > size - (src_offset(b->in) - start))
+                return pd_fail(b, off, "the data after a record of type %" PRIu32 " runs past "
+                               "the data section", type);
+            if ((st = skip_to(b, src_offset(b->in) + trailing, "the end of a record's data")) !=
+                PC_OK)
                 return st;
         }
         if (b->p->oom)
