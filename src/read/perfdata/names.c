@@ -323,6 +323,8 @@ static int jit_symfile(const char *s, size_t n)
 
 static const pd_symbol *find_sym(const pd_maps *m, const pd_dso *d, uint64_t vaddr)
 {
+    if (!d->nsym)
+        return NULL;
     const pd_symbol *s = m->syms + d->sym0;
     size_t lo = 0, hi = d->nsym;
     while (lo < hi) {
@@ -365,8 +367,12 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
             nm->ksyms_tried = 1;
             const char *rel = b->info.osrelease != PC_NONE
                                   ? pc_str(&b->p->str, b->info.osrelease) : NULL;
-            nm->ksyms = pc_ksyms_open(d->build_id_len ? d->build_id : NULL, d->build_id_len,
-                                      rel);
+            /* A recording that says neither which kernel nor which release
+             * cannot be told apart from one made elsewhere: this machine's
+             * symbols would name it wrongly. */
+            if (d->build_id_len || (rel && *rel))
+                nm->ksyms = pc_ksyms_open(d->build_id_len ? d->build_id : NULL,
+                                          d->build_id_len, rel);
         }
         if (nm->ksyms)
             e->name = intern_sym(b, pc_ksyms_symbol(nm->ksyms, r->ip, &start));
