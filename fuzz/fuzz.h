@@ -45,6 +45,10 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
  * outputs are the same bytes; Firefox outputs must pass the validators.
  * Returns the output (malloc'd; *len its size), or NULL on failure. */
 unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len);
+/* Converts data with one thread and with two; aborts unless both give the
+ * same profile (the same processed JSON) or both fail; then writes the
+ * Gecko format and, with pprof, pprof too. */
+void fuzz_same_both_ways(const uint8_t *data, size_t size, int pprof);
 
 /* Aborts unless msg (an error message or a log line; what says which)
  * holds only what a terminal shows as text: no byte below 0x20, no 0x7f,

@@ -157,3 +157,25 @@ unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len)
     *len = na;
     return a;
 }
+
+void fuzz_same_both_ways(const uint8_t *data, size_t size, int pprof)
+{
+    pc_profile *one = fuzz_convert(data, size, 1, NULL);
+    pc_profile *two = fuzz_convert(data, size, 0, NULL);
+    if (!one != !two)
+        abort();
+    if (one) {
+        size_t na, nb;
+        unsigned char *a = fuzz_write(one, PC_FORMAT_FIREFOX, 0, &na);
+        unsigned char *b = fuzz_write(two, PC_FORMAT_FIREFOX, 0, &nb);
+        if (!a != !b || (a && (na != nb || (na && memcmp(a, b, na) != 0))))
+            abort();
+        free(a);
+        free(b);
+        free(fuzz_write(one, PC_FORMAT_GECKO, 0, &na));
+        if (pprof)
+            free(fuzz_write(one, PC_FORMAT_PPROF, 0, &na));
+    }
+    pc_profile_free(one);
+    pc_profile_free(two);
+}

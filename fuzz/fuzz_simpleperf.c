@@ -1,32 +1,13 @@
 /* simpleperf report-sample files: read with one thread and with two, the
  * same profile (or the same error) both ways, then written as processed
  * and Gecko JSON. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "fuzz.h"
 #include "read/simpleperf/simpleperf.h"
 
 int fuzz_simpleperf(const uint8_t *data, size_t size)
 {
-    if (!sp_detect(data, size))
-        return 0;
-    pc_profile *one = fuzz_convert(data, size, 1, NULL);
-    pc_profile *two = fuzz_convert(data, size, 0, NULL);
-    if (!one != !two)
-        abort();
-    if (one) {
-        size_t na, nb;
-        unsigned char *a = fuzz_write(one, PC_FORMAT_FIREFOX, 0, &na);
-        unsigned char *b = fuzz_write(two, PC_FORMAT_FIREFOX, 0, &nb);
-        if (!a != !b || (a && (na != nb || (na && memcmp(a, b, na) != 0))))
-            abort();
-        free(a);
-        free(b);
-        free(fuzz_write(one, PC_FORMAT_GECKO, 0, &na));
-    }
-    pc_profile_free(one);
-    pc_profile_free(two);
+    if (sp_detect(data, size))
+        fuzz_same_both_ways(data, size, 0);
     return 0;
 }
 

@@ -194,16 +194,24 @@ static int try_cache(const char *dir, const char *hex, const uint8_t *bid, size_
     return rc;
 }
 
+/* perf's build-id cache: where->debug_dir, else $HOME/.debug (malloc'd
+ * in *owned then), else NULL. */
+static const char *cache_dir(const pc_symfind *where, char **owned)
+{
+    *owned = NULL;
+    if (where && where->debug_dir)
+        return where->debug_dir;
+    const char *home = getenv("HOME");
+    if (home && *home)
+        return *owned = join(home, "/.debug", "");
+    return NULL;
+}
+
 static int try_build_id(const pc_symfind *where, const char *hex, const uint8_t *bid,
                         size_t bid_len, candidate *c, char **out)
 {
-    const char *dir = where ? where->debug_dir : NULL;
-    char *home_debug = NULL;
-    if (!dir) {
-        const char *home = getenv("HOME");
-        if (home && *home)
-            dir = home_debug = join(home, "/.debug", "");
-    }
+    char *home_debug;
+    const char *dir = cache_dir(where, &home_debug);
     int rc = -1;
     if (dir)
         rc = try_cache(dir, hex, bid, bid_len, c, out);
@@ -369,13 +377,8 @@ static void debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bi
         return;
     char sub[8];
     snprintf(sub, sizeof sub, "/%.2s/", hex);
-    const char *dir = where ? where->debug_dir : NULL;
-    char *home_debug = NULL;
-    if (!dir) {
-        const char *home = getenv("HOME");
-        if (home && *home)
-            dir = home_debug = join(home, "/.debug", "");
-    }
+    char *home_debug;
+    const char *dir = cache_dir(where, &home_debug);
     char *paths[2] = { NULL, NULL };
     char *base = dir ? join(dir, "/.build-id", sub) : NULL;
     if (base) {

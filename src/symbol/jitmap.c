@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "symbol/elf.h"
 #include "symbol/symtab.h"
 
@@ -21,14 +22,8 @@ static int hex_field(const char **pp, uint64_t *out)
     uint64_t v = 0;
     int digits = 0;
     for (;; p++, digits++) {
-        int c = (unsigned char)*p, d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
+        int d = pc_hex_digit((unsigned char)*p);
+        if (d < 0)
             break;
         if (v >> 60)
             return -1;

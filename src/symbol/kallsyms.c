@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "base/hex.h"
 #include "symbol/buildid.h"
 #include "symbol/elf.h"
 #include "symbol/symtab.h"
@@ -27,17 +28,6 @@ static int notes_match(const char *notes_path, const uint8_t *id, size_t len)
     size_t got_len = buf ? pc_buildid_from_notes(buf, n, got, sizeof got) : 0;
     free(buf);
     return pc_buildid_matches(id, len, got, got_len);
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Global text first among aliases: its name is the one callers use. */
@@ -66,7 +56,7 @@ static int read_kallsyms(const char *path, pc_symtab *t)
         const char *p = line;
         uint64_t addr = 0;
         int digits = 0, v;
-        while ((v = hexval((unsigned char)*p)) >= 0 && digits < 17) {
+        while ((v = pc_hex_digit((unsigned char)*p)) >= 0 && digits < 17) {
             addr = addr << 4 | (uint64_t)v;
             p++;
             digits++;

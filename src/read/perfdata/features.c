@@ -122,22 +122,10 @@ static const char *event_desc(pd_maps *m, const uint8_t *d, size_t len, pd_info 
         if ((size_t)(end - d) / 8 < nids)
             return "an event description has more ids than its section holds";
         uint32_t name = pc_intern(m->p, s, n);
-        size_t need = info->n_desc + nids + 1;
-        if (need > info->cap_desc) {
-            size_t cap = info->cap_desc ? info->cap_desc : 16;
-            while (cap < need)
-                cap *= 2;
-            uint64_t *ids = realloc(info->desc_ids, cap * sizeof *ids);
-            if (ids)
-                info->desc_ids = ids;
-            uint32_t *names = realloc(info->desc_names, cap * sizeof *names);
-            if (names)
-                info->desc_names = names;
-            if (!ids || !names) {
-                m->p->oom = 1;
-                return NULL;
-            }
-            info->cap_desc = cap;
+        struct pc_col cols[] = {PC_COL(info->desc_ids), PC_COL(info->desc_names)};
+        if (pc_grow_cols(&info->cap_desc, info->n_desc + nids + 1, cols, 2) < 0) {
+            m->p->oom = 1;
+            return NULL;
         }
         /* By position too: an attribute without ids is named by its
          * place in the list (id UINT64_MAX - position). */

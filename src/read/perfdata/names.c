@@ -97,21 +97,8 @@ static uint32_t raw_of(pd_build *b, const pd_raw *k)
 
 static int ips_room(pd_build *b, size_t n)
 {
-    if (n <= b->ips_cap)
-        return 0;
-    size_t cap = b->ips_cap ? b->ips_cap : 256;
-    while (cap < n)
-        cap *= 2;
-    uint64_t *ips = realloc(b->ips, cap * sizeof *ips);
-    if (ips)
-        b->ips = ips;
-    uint8_t *k = realloc(b->ips_kernel, cap);
-    if (k)
-        b->ips_kernel = k;
-    if (!ips || !k)
-        return -1;
-    b->ips_cap = cap;
-    return 0;
+    struct pc_col cols[] = {PC_COL(b->ips), PC_COL(b->ips_kernel)};
+    return pc_grow_cols(&b->ips_cap, n, cols, 2);
 }
 
 /* The process's mappings in the unwinder's form, made for each sample:

@@ -17,6 +17,7 @@
 
 #include "base/demangle.h"
 #include "base/error.h"
+#include "base/hex.h"
 #include "io/source.h"
 #include "read/read.h"
 
@@ -52,16 +53,6 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int hex_val(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* Parses the decimal digits of [s, e) into *v; 0 if not all digits or
  * too large. */
@@ -213,7 +204,7 @@ static int parse_frame(const char *s, size_t len, ps_frame *f)
     uint64_t addr = 0;
     const char *q = s;
     for (; q < e && !is_space(*q); q++) {
-        int v = hex_val(*q);
+        int v = pc_hex_digit((unsigned char)*q);
         if (v < 0 || addr >> 60)
             return 0;
         addr = addr << 4 | (uint64_t)v;
@@ -247,7 +238,7 @@ static int parse_frame(const char *s, size_t len, ps_frame *f)
     span sym = trim(q, sym_end);
     /* "name+0x1a": the offset into the symbol goes, the address stays. */
     size_t j = sym.n;
-    while (j > 0 && hex_val(sym.s[j - 1]) >= 0)
+    while (j > 0 && pc_hex_digit((unsigned char)sym.s[j - 1]) >= 0)
         j--;
     if (j < sym.n && j >= 4 && memcmp(sym.s + j - 3, "+0x", 3) == 0)
         sym.n = j - 3;
