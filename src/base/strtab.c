@@ -47,8 +47,17 @@ uint32_t pc_str_intern(pc_strtab *t, const void *s, size_t len)
     for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
         if (t->len[id] == len && (len == 0 || memcmp(t->arena + t->off[id], s, len) == 0))
             return id;
-    if (t->arena_cap - t->arena_len < len + 1 && grow_arena(t, len + 1) < 0)
-        return PC_NONE;
+    if (t->arena_cap - t->arena_len < len + 1) {
+        /* A part of a string already in the table (a method name cut
+         * from its signature) lies in the arena that growing moves. */
+        uintptr_t a = (uintptr_t)t->arena, p = (uintptr_t)s;
+        int inside = t->arena && p >= a && p < a + t->arena_len;
+        size_t at = inside ? (size_t)(p - a) : 0;
+        if (grow_arena(t, len + 1) < 0)
+            return PC_NONE;
+        if (inside)
+            s = t->arena + at;
+    }
     if (t->n == t->cap && grow_index(t) < 0)
         return PC_NONE;
     uint32_t id = (uint32_t)t->n++;

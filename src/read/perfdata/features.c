@@ -210,6 +210,8 @@ static const char *sp_file(pd_maps *m, const uint8_t *d, size_t len, pd_info *in
         if (e - q < 4 + 8 + 4)
             return "a file entry ends before its symbol count";
         uint32_t type = pd_u32(q);
+        if (type > PD_DSO_UNKNOWN)
+            type = PD_DSO_UNKNOWN;
         uint64_t min_vaddr = pd_u64(q + 4);
         uint32_t count = pd_u32(q + 12);
         q += 16;

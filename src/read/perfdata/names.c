@@ -54,6 +54,7 @@ void pd_build_free(pd_build *b)
     pd_info_free(&b->info);
     free(b->q.e);
     free(b->q.arena);
+    free(b->q.spare);
     free(b->split.buf);
     free(b->raw.key);
     pc_htab_free(&b->raw.idx);
@@ -349,7 +350,11 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
     pd_build *b = nm->b;
     pd_dso *d = &b->maps.dsos[e->dso];
     uint64_t start;
-    if (d->type == PD_DSO_KERNEL) {
+    if (d->type == PD_DSO_KERNEL || d->type == PD_DSO_KERNEL_MODULE) {
+        /* kallsyms lists the modules' symbols too; the kernel's build id
+         * tells whether they are this machine's. */
+        if (nm->kernel_dso != PC_NONE)
+            d = &b->maps.dsos[nm->kernel_dso];
         if (!nm->ksyms_tried) {
             nm->ksyms_tried = 1;
             const char *rel = b->info.osrelease != PC_NONE

@@ -438,8 +438,16 @@ static int flush(pd_build *b, uint64_t limit, int all)
     for (size_t i = k; i < q->n; i++)
         used += pd_u16(q->arena + q->e[i].at + 6);
     uint8_t *fresh = NULL;
-    if (used && !(fresh = malloc(q->cap)))
-        return pd_nomem(b);
+    if (used) {
+        if (q->spare_cap < q->cap) {
+            free(q->spare);
+            q->spare = malloc(q->cap);
+            q->spare_cap = q->spare ? q->cap : 0;
+            if (!q->spare)
+                return pd_nomem(b);
+        }
+        fresh = q->spare;
+    }
     used = 0;
     for (size_t i = k; i < q->n; i++) {
         const uint8_t *r = q->arena + q->e[i].at;
@@ -450,8 +458,12 @@ static int flush(pd_build *b, uint64_t limit, int all)
         used += size;
     }
     if (fresh) {
-        free(q->arena);
+        /* The arenas trade places: no allocation per round. */
+        size_t fresh_cap = q->spare_cap;
+        q->spare = q->arena;
+        q->spare_cap = q->cap;
         q->arena = fresh;
+        q->cap = fresh_cap;
     }
     q->n -= k;
     q->used = used;
@@ -533,8 +545,13 @@ static int uncompress(pd_build *b, const uint8_t *d, size_t len, uint64_t off)
     while (b->unz.used - at >= 8) {
         const uint8_t *r = b->unz.buf + at;
         size_t size = pd_u16(r + 6);
+        uint32_t type = pd_u32(r);
         if (size < 8)
             return pd_fail(b, off, "a compressed record holds a record of size %zu", size);
+        if (type == PD_REC_COMPRESSED || type == PD_REC_COMPRESSED2 ||
+            type >= PD_REC_SIMPLEPERF)
+            return pd_fail(b, off, "a compressed record holds a record of type %" PRIu32
+                           ", which perf never compresses", type);
         if (size > b->unz.used - at)
             break;
         int st = take_record(b, r, size, off);
@@ -564,6 +581,8 @@ static int take_record(pd_build *b, const uint8_t *r, size_t size, uint64_t off)
         /* simpleperf cuts records over 64 KiB into pieces. */
         if (!b->split.used)
             b->split.off = off;
+        if (b->split.used + size - 8 > MAX_FEATURE)
+            return damaged(b, b->split.off, "SPLIT pieces add up to more than 1 GiB");
         if (b->split.used + size - 8 > b->split.cap) {
             size_t cap = b->split.cap ? b->split.cap * 2 : 1u << 16;
             while (cap < b->split.used + size - 8)
@@ -585,6 +604,10 @@ static int take_record(pd_build *b, const uint8_t *r, size_t size, uint64_t off)
             return damaged(b, b->split.off, "records joined from SPLIT pieces are too short");
         uint8_t *j = b->split.buf;
         uint32_t jt = pd_u32(j);
+        /* simpleperf splits its own records alone. */
+        if (jt < PD_REC_SIMPLEPERF)
+            return damaged(b, b->split.off, "records joined from SPLIT pieces are not one of "
+                                            "simpleperf's own");
         size_t js = jt >= PD_REC_SIMPLEPERF ? (size_t)pd_u16(j + 4) << 16 | pd_u16(j + 6)
                                            : pd_u16(j + 6);
         if (js != n)

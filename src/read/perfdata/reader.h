@@ -17,8 +17,8 @@ enum {
 typedef struct pd_queue {
     struct qent *e;
     size_t n, ecap;
-    uint8_t *arena;
-    size_t used, cap;
+    uint8_t *arena, *spare;
+    size_t used, cap, spare_cap;
     uint64_t seq, last_time, max_time, round_limit;
 } pd_queue;
 

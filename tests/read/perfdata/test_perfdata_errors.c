@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "pd_encode.h"
 #include "t.h"
@@ -482,4 +483,84 @@ TEST(perfdata_errors_cli_max_memory)
     free(g);
     free(f);
 #endif
+}
+
+/* Little-endian record headers written by hand, for the two forms the
+ * encoder does not build: simpleperf's 32-bit sizes and nested
+ * compression. */
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> 8 * i);
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* A perf record of type, misc 0 and size 8 + len. */
+static size_t put_rec(uint8_t *p, uint32_t type, const uint8_t *body, size_t len)
+{
+    put_u32(p, type);
+    p[4] = p[5] = 0;
+    p[6] = (uint8_t)((len + 8) & 0xff);
+    p[7] = (uint8_t)((len + 8) >> 8);
+    if (len)
+        memcpy(p + 8, body, len);
+    return len + 8;
+}
+
+static int convert_status(const uint8_t *d, size_t n, pc_error *err)
+{
+    pc_profile *p = NULL;
+    int st = convert_bytes_unchecked(d, n, NULL, &p, err);
+    pc_profile_free(p);
+    return st;
+}
+
+/* SPLIT pieces joined into a sample before any attribute (the pipe form
+ * sends its attributes as records): refused, since simpleperf splits only
+ * its own records, instead of a sample read by an attribute not there. */
+TEST(perfdata_errors_split_before_attributes)
+{
+    uint8_t f[64] = "PERFILE2";
+    put_u64(f + 8, 16);
+    size_t n = 16;
+    /* SPLIT (32772), size 16 in simpleperf's split header, holding the
+     * header of an 8-byte SAMPLE; then SPLIT_END (32773). */
+    put_u32(f + n, 32772);
+    f[n + 4] = 0, f[n + 5] = 0, f[n + 6] = 16, f[n + 7] = 0;
+    put_u32(f + n + 8, 9);
+    f[n + 12] = 0, f[n + 13] = 0, f[n + 14] = 8, f[n + 15] = 0;
+    n += 16;
+    put_u32(f + n, 32773);
+    f[n + 4] = 0, f[n + 5] = 0, f[n + 6] = 8, f[n + 7] = 0;
+    n += 8;
+    pc_error err;
+    T_EQ_INT(convert_status(f, n, &err), PC_EINPUT);
+    T_CONTAINS(err.message, "offset 16: records joined from SPLIT pieces are not one of "
+                            "simpleperf's own");
+}
+
+/* A COMPRESSED record whose data holds another COMPRESSED record (perf
+ * never nests them): refused with the outer record's offset, instead of
+ * decompressing into the buffer being read. */
+TEST(perfdata_errors_nested_compressed)
+{
+    uint8_t inner[64], outer[256], f[512] = "PERFILE2";
+    uint8_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    size_t ni = put_rec(inner, 81, junk, sizeof junk);
+    size_t nz = ZSTD_compress(outer, sizeof outer, inner, ni, 1);
+    T_CHECK(!ZSTD_isError(nz));
+    if (ZSTD_isError(nz))
+        return;
+    /* A COMPRESSED record's size is its data's, unaligned, as perf
+     * writes it (COMPRESSED2 adds a data size to allow padding). */
+    put_u64(f + 8, 16);
+    size_t n = 16 + put_rec(f + 16, 81, outer, nz);
+    pc_error err;
+    T_EQ_INT(convert_status(f, n, &err), PC_EINPUT);
+    T_CONTAINS(err.message, "offset 16: a compressed record holds a record of type 81");
 }
