@@ -184,6 +184,13 @@ typedef struct pc_options {
      * perf's cache (~/.debug) and /usr/lib/debug; one whose build id
      * differs from the recorded one is never used. */
     const char *symfs;
+    /* Folders of binaries to name the frames the input leaves unnamed
+     * (Perfetto's unsymbolized frames, report-sample's unknown symbols,
+     * perf.data): searched by build id (DIR/.build-id/XX/REST), by the
+     * recorded path under the folder (simpleperf's binary_cache), then by
+     * file name.  A file whose build id differs is never used.  With
+     * neither symbol_dirs nor symfs, no file is looked at. */
+    pc_strings symbol_dirs;
 
     /* Mark each thread's on- and off-CPU intervals from the recording's
      * context switches (default 1). */

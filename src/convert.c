@@ -179,7 +179,7 @@ static int check_options(const pc_options *o, pc_error *err)
     const pc_strings *lists[] = {&o->process_names, &o->exclude_process_names,
                                  &o->thread_names, &o->exclude_thread_names,
                                  &o->aggregate_threads, &o->proguard_mapping_files,
-                                 &o->remove_methods};
+                                 &o->remove_methods, &o->symbol_dirs};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
         if (lists[i]->n && !lists[i]->items)
             return pc_fail(err, PC_EUSAGE, "an options list has %zu items and no array",
@@ -226,6 +226,9 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
     size_t heap_read = p->heap.n;
     if (st == PC_OK && p->sample.n && !(threads = threads_text(p)))
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
+    /* Names first: filters and Java frames go by them. */
+    if (st == PC_OK)
+        st = pc_symbolize(p, o, err);
     /* Off-CPU durations and markers need every event, before filters. */
     if (st == PC_OK)
         st = pc_offcpu(p, o, err);

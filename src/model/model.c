@@ -53,6 +53,7 @@ void pc_profile_free(pc_profile *p)
     free(p->frame.addr);
     free(p->frame.cat);
     free(p->frame.exec);
+    free(p->frame.unnamed);
     pc_stree_free(&p->stack);
     free(p->thread.pid);
     free(p->thread.tid);
@@ -149,15 +150,17 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
                       uint8_t cat, uint8_t exec)
 {
     struct pc_col cols[] = {PC_COL(p->frame.func), PC_COL(p->frame.addr),
-                            PC_COL(p->frame.cat), PC_COL(p->frame.exec)};
+                            PC_COL(p->frame.cat), PC_COL(p->frame.exec),
+                            PC_COL(p->frame.unnamed)};
     if (p->oom || p->frame.n >= PC_NONE - 1 ||
-        pc_grow_cols(&p->frame.cap, p->frame.n + 1, cols, 4) < 0)
+        pc_grow_cols(&p->frame.cap, p->frame.n + 1, cols, 5) < 0)
         return pc_oom(p);
     uint32_t id = (uint32_t)p->frame.n++;
     p->frame.func[id] = func;
     p->frame.addr[id] = addr;
     p->frame.cat[id] = cat;
     p->frame.exec[id] = exec;
+    p->frame.unnamed[id] = PC_ADDR_NONE;
     return id;
 }
 

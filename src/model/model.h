@@ -65,6 +65,13 @@ enum pc_exec {
     PC_EXEC_ART = 3,
 };
 
+/* What an unnamed frame's address is (frame.unnamed). */
+enum pc_addr {
+    PC_ADDR_NONE = 0,    /* named, or nothing to look it up by */
+    PC_ADDR_VADDR = 1,   /* a virtual address as the ELF file states it */
+    PC_ADDR_OFFSET = 2,  /* an offset in the file */
+};
+
 /* What a sample's weight measures. */
 enum pc_unit {
     PC_UNIT_COUNT = 0,    /* occurrences of the event: its period (cycles,
@@ -124,6 +131,10 @@ struct pc_profile {
         uint32_t *func;
         uint64_t *addr;
         uint8_t *cat, *exec;
+        /* enum pc_addr: for a frame the input could not name (its name is
+         * made from the address), what addr is in its resource's file, so
+         * that the symbolizer can name it; PC_ADDR_NONE otherwise. */
+        uint8_t *unnamed;
         size_t n, cap;
     } frame;
 

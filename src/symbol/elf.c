@@ -228,6 +228,44 @@ static int try_build_id(const pc_symfind *where, const char *hex, const uint8_t 
     return rc;
 }
 
+/* The --symbols folders: by build id, by the recorded path under the
+ * folder, by the file's name. */
+static int try_dirs(const pc_symfind *where, const char *path, const uint8_t *bid,
+                    size_t bid_len, candidate *c, char **out)
+{
+    char hex[2 * PC_BUILDID_MAX + 1] = "";
+    if (pc_buildid_present(bid, bid_len))
+        pc_buildid_hex(bid, pc_buildid_trimmed_len(bid, bid_len), hex);
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < where->n_dirs; i++) {
+        const char *dir = where->dirs[i];
+        if (!dir || !*dir)
+            continue;
+        if (strlen(hex) >= 4) {
+            char sub[8];
+            snprintf(sub, sizeof sub, "/%.2s/", hex);
+            char *b = join(dir, "/.build-id", sub);
+            char *entry = b ? join(b, hex + 2, "") : NULL;
+            free(b);
+            int rc = entry ? try_path(join(entry, "", ""), bid, bid_len, c, out) : -1;
+            if (rc != 0 && entry)
+                rc = try_path(join(entry, ".debug", ""), bid, bid_len, c, out);
+            free(entry);
+            if (rc == 0)
+                return 0;
+        }
+        if (path && *path) {
+            const char *sep = path[0] == '/' ? "" : "/";
+            if (try_path(join(dir, sep, path), bid, bid_len, c, out) == 0)
+                return 0;
+        }
+        if (base && *base && try_path(join(dir, "/", base), bid, bid_len, c, out) == 0)
+            return 0;
+    }
+    return -1;
+}
+
 /* Finds the binary and leaves it open in *c; its path, or NULL. */
 static char *locate_open(const pc_symfind *where, const char *path, const uint8_t *bid,
                          size_t bid_len, candidate *c)
@@ -251,6 +289,8 @@ static char *locate_open(const pc_symfind *where, const char *path, const uint8_
                 return found;
         }
     }
+    if (where && try_dirs(where, path, bid, bid_len, c, &found) == 0)
+        return found;
     if (!path || !*path)
         return NULL;
     if (where && where->symfs && *where->symfs) {

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profconv.h"
+
 /* Where binaries are looked for. */
 typedef struct pc_symfind {
     /* A root the recorded paths are found under (perf's --symfs), or
@@ -24,13 +26,28 @@ typedef struct pc_symfind {
      * DIR/.build-id/XX/REST (perf's layout: a link to the binary, or a
      * folder holding "elf" or "debug"). */
     const char *debug_dir;
+    /* Folders of binaries (--symbols), searched after the caches: by
+     * build id (DIR/.build-id/XX/REST, or REST.debug), then by the
+     * recorded path under DIR (as simpleperf's binary_cache keeps a
+     * device's files), then by the file's name alone (DIR/NAME). */
+    const char *const *dirs;
+    size_t n_dirs;
 } pc_symfind;
+
+/* Where the options say to look: o->symfs and o->symbol_dirs, perf's
+ * cache in $HOME/.debug. */
+static inline pc_symfind pc_symfind_of(const pc_options *o)
+{
+    pc_symfind w = {o->symfs, NULL, o->symbol_dirs.items, o->symbol_dirs.n};
+    return w;
+}
 
 /* The path of the binary recorded as path with build id build_id (raw
  * bytes; len 0 when the recording has none), malloc'd; NULL when none is
  * found or when every candidate's build id differs.  Tried in order: the
- * build-id cache, /usr/lib/debug/.build-id, symfs + path, path.  A
- * candidate without a build id is taken only when none was recorded. */
+ * build-id cache, /usr/lib/debug/.build-id, the --symbols folders, symfs +
+ * path, path.  A candidate without a build id is taken only when none was
+ * recorded. */
 char *pc_elf_locate(const pc_symfind *where, const char *path,
                     const uint8_t *build_id, size_t build_id_len);
 

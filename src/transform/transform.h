@@ -7,6 +7,12 @@
 #include "model/model.h"
 #include "profconv.h"
 
+/* symbolize.c */
+/* Names the frames the input left unnamed (frame.unnamed) from the
+ * binaries in o->symbol_dirs and under o->symfs, and says in one line how
+ * many it named; does nothing, and touches no file, without either. */
+int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err);
+
 /* offcpu.c */
 /* For off-CPU recordings: sets each off-CPU sample's weight to its
  * duration, then keeps the samples o->offcpu asks for (unless o->event
@@ -65,6 +71,12 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err);
  * stack are left alone.  max_gap <= 0 does nothing. */
 int pc_remove_gaps(pc_profile *p, int max_gap, const pc_options *o,
                    pc_error *err);
+
+/* symbolize.c */
+/* Names the frames the input left unnamed (frame.unnamed) from the
+ * binaries in o->symbol_dirs and under o->symfs, and says in one line how
+ * many it named; does nothing, and touches no file, without either. */
+int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err);
 
 /* offcpu.c */
 /* Mixed on- and off-CPU recordings (after pc_offcpu chose that mode), once

@@ -140,7 +140,7 @@ static void unwind_user(pd_build *b, const pd_sample *s, pd_proc *proc, size_t *
             a = PD_ARCH_AARCH64;
 #endif
         }
-        pc_symfind where = {b->o->symfs, NULL};
+        pc_symfind where = pc_symfind_of(b->o);
         b->unwinder = pd_unwinder_new(&where, a);
     }
     if (!b->unwinder)
@@ -282,6 +282,7 @@ typedef struct ent {
     uint32_t sym;    /* the symbol in pd_maps.syms, or PC_NONE */
     uint64_t vaddr;
     uint8_t exec;
+    uint8_t addr;    /* enum pc_addr: what vaddr is, for --symbols */
 } ent;
 
 static int ends_with(const char *s, size_t n, const char *suffix)
@@ -373,7 +374,7 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
     if (d->type == PD_DSO_SYMBOL_MAP) {
         if (!nm->jit_tried[e->dso]) {
             nm->jit_tried[e->dso] = 1;
-            pc_symfind where = {b->o->symfs, NULL};
+            pc_symfind where = pc_symfind_of(b->o);
             nm->jit[e->dso] = pc_jitmap_open(&where, d->pid);
         }
         if (nm->jit[e->dso])
@@ -384,7 +385,7 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
         return;
     if (!d->elf_tried) {
         d->elf_tried = 1;
-        pc_symfind where = {b->o->symfs, NULL};
+        pc_symfind where = pc_symfind_of(b->o);
         d->elf = pc_elf_open(&where, pc_str(&b->p->str, d->path),
                              d->build_id_len ? d->build_id : NULL, d->build_id_len);
         if (!d->elf)
@@ -395,6 +396,7 @@ static void name_from_machine(namer *nm, const pd_raw *r, ent *e)
     uint64_t v;
     if (pc_elf_offset_to_vaddr(d->elf, e->vaddr, &v) == 0) {
         e->vaddr = v;
+        e->addr = PC_ADDR_VADDR;
         e->name = intern_sym(b, pc_elf_symbol(d->elf, v, &start));
         nm->named_elf += e->name != PC_NONE;
     }
@@ -408,6 +410,7 @@ static void name_raw(namer *nm, const pd_raw *r, ent *e)
     e->dso = r->dso;
     e->name = PC_NONE;
     e->sym = PC_NONE;
+    e->addr = PC_ADDR_NONE;
     e->exec = PC_EXEC_NATIVE;
     switch (d->type) {
     case PD_DSO_KERNEL:
@@ -424,14 +427,17 @@ static void name_raw(namer *nm, const pd_raw *r, ent *e)
         e->exec = PC_EXEC_INTERPRETED;
         break;
     default:
-        if (r->jit)
+        if (r->jit) {
             e->vaddr = r->ip;
-        else if (!d->has_file && !b->simpleperf)
+        } else if (!d->has_file && !b->simpleperf) {
             e->vaddr = r->ip - r->start + r->pgoff;  /* a file offset until the ELF says */
-        else if (d->off_min_vaddr == UINT64_MAX)
+            e->addr = PC_ADDR_OFFSET;
+        } else if (d->off_min_vaddr == UINT64_MAX) {
             e->vaddr = r->ip - r->start + d->min_vaddr;
-        else
+        } else {
             e->vaddr = r->ip - r->start + r->pgoff - d->off_min_vaddr + d->min_vaddr;
+            e->addr = PC_ADDR_VADDR;
+        }
         break;
     }
     if (b->simpleperf || d->has_file) {
@@ -697,6 +703,8 @@ static uint32_t model_frame(finisher *f, pd_build *b, const ent *e)
     uint32_t id = pc_add_frame(p, pc_func(p, fname, res), e->vaddr, (uint8_t)cat, e->exec);
     if (id == PC_NONE || p->oom)
         return PC_NONE;
+    if (e->name == PC_NONE)
+        p->frame.unnamed[id] = e->addr;
     /* Frames are made here alone, so their ids follow the keys'. */
     f->fr.key[f->fr.n++] = k;
     pc_htab_insert(&f->fr.idx, &pr, id);

@@ -401,6 +401,10 @@ static int frame_names(pf_reader *r, const symbols *sy, deobf *d, uint32_t f, si
             return -1;
         return 0;
     }
+    /* traced_perf's rel_pc is an address as the ELF file states it
+     * (unwindstack adds the file's load bias): --symbols can name it. */
+    if (map != PC_NONE && r->fr.kind[f] != KIND_SYNTHETIC)
+        p->frame.unnamed[f] = PC_ADDR_VADDR;
     return sids_push(out, address_name(r, map, p->frame.addr[f]));
 }
 

@@ -343,6 +343,9 @@ static int resolve_frames(build *b)
             memcpy(full + blen, name, (size_t)n + 1);
             fname = pc_intern(p, full, blen + (size_t)n);
             free(full);
+            /* vaddr_in_file is the ELF's own address: --symbols can name
+             * it from the file. */
+            p->frame.unnamed[id] = PC_ADDR_VADDR;
         } else if (sym < 0 || (uint32_t)sym >= b->files.nsym[fi]) {
             return src_fail_at(b->in, b->err, b->fr.first_off[id],
                                "sample refers to symbol_id %" PRId32 " of file_id %"

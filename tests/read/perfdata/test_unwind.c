@@ -207,7 +207,7 @@ TEST(unwind_real_stack)
         capture_free(&c);
         return;
     }
-    pc_symfind where = { NULL, NULL };
+    pc_symfind where = { .symfs = NULL, .debug_dir = NULL };
     pd_unwinder *u = pd_unwinder_new(&where, PD_ARCH_X86_64);
     T_CHECK(u != NULL);
     if (!u) {

@@ -1,0 +1,182 @@
+/* --symbols: frames an input leaves unnamed get their names from the
+ * binaries in the folders given, matched by build id (Perfetto) or by path
+ * and file name (report-sample files, which carry no build id); a file
+ * whose build id differs names nothing; without --symbols no file is
+ * looked at.  The binaries are built here; names are checked against nm. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pf_encode.h"
+#include "sp_encode.h"
+#include "t.h"
+#include "test_util.h"
+
+static const char SRC[] =
+    "__attribute__((noinline)) int sym_alpha(int x) { return x * 3 + 1; }\n"
+    "__attribute__((noinline)) int sym_beta(int x) { return sym_alpha(x) ^ 7; }\n"
+    "__attribute__((noinline)) int sym_gamma(int x) { return sym_beta(x) + x; }\n";
+
+/* The build id the library is linked with (--build-id=0x...). */
+static const uint8_t BID[20] = {0x5e, 0x1f, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                                0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01, 0x02};
+#define BID_HEX "5e1f00112233445566778899aabbccddeeff0102"
+
+typedef struct fixture {
+    char dir[512];     /* holds libsym.so (with symbols) and other/ */
+    uint64_t addr[3];  /* sym_alpha, sym_beta, sym_gamma, from nm */
+} fixture;
+
+static int run(const char *cmd)
+{
+    return system(cmd) == 0;
+}
+
+/* Builds libsym.so with symbols in DIR, a stripped copy, and one with
+ * another build id in DIR/other; reads the functions' addresses with nm. */
+static int build(fixture *fx)
+{
+    if (!run("command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 && "
+             "command -v strip >/dev/null 2>&1")) {
+        t_skip("cc, nm or strip is missing");
+        return 0;
+    }
+    snprintf(fx->dir, sizeof fx->dir, "%s/sym", t_tmpdir());
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/other %s/stripped && cd %s && cat > sym.c <<'EOF'\n%sEOF\n"
+             "cc -O1 -fPIC -shared -Wl,--build-id=0x" BID_HEX " -o libsym.so sym.c && "
+             "cp libsym.so stripped/libsym.so && strip --strip-all stripped/libsym.so && "
+             "cc -O1 -fPIC -shared -Wl,--build-id=0x0102 -o other/libsym.so sym.c",
+             fx->dir, fx->dir, fx->dir, SRC);
+    T_CHECK(run(cmd));
+    snprintf(cmd, sizeof cmd, "nm %s/libsym.so", fx->dir);
+    FILE *f = popen(cmd, "r");
+    T_CHECK(f != NULL);
+    if (!f)
+        return 0;
+    char line[512];
+    int found = 0;
+    static const char *const names[3] = {"sym_alpha", "sym_beta", "sym_gamma"};
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long a;
+        char type, name[256];
+        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+            continue;
+        for (int i = 0; i < 3; i++)
+            if (strcmp(name, names[i]) == 0) {
+                fx->addr[i] = a;
+                found |= 1 << i;
+            }
+    }
+    pclose(f);
+    T_EQ_INT(found, 7);
+    return found == 7;
+}
+
+/* A Perfetto trace of one sample gamma <- beta <- alpha (root first) in
+ * /data/app/lib/libsym.so, with the library's build id and no names. */
+static void trace(pb_buf *b, const fixture *fx)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 1);
+    pb_uint(b, PFE_TIMESTAMP, 1000);
+    size_t in = pb_begin(b, PFE_INTERNED);
+    pfe_str(b, PFE_MAPPING_PATHS, 1, "data");
+    pfe_str(b, PFE_MAPPING_PATHS, 2, "app");
+    pfe_str(b, PFE_MAPPING_PATHS, 3, "lib");
+    pfe_str(b, PFE_MAPPING_PATHS, 4, "libsym.so");
+    pfe_bytes(b, PFE_BUILD_IDS, 1, BID, sizeof BID);
+    uint64_t path[] = {1, 2, 3, 4};
+    pfe_mapping(b, PFE_MAPPINGS, 1, 1, path, 4);
+    for (int i = 0; i < 3; i++)
+        pfe_frame(b, PFE_FRAMES, (uint64_t)i + 1, 0, 1, fx->addr[i] + 2);
+    uint64_t cs[] = {3, 2, 1};
+    pfe_callstack(b, PFE_CALLSTACKS, 1, cs, 3, 0);
+    pb_end(b, in);
+    pfe_perf_sample(b, 0, 100, 100, 1, 1);
+    pb_end(b, pk);
+}
+
+static char *leaf_first(const fixture *fx, const char *const *dirs, size_t n, char *out,
+                        size_t cap, int simpleperf)
+{
+    pc_options o;
+    pc_options_init(&o);
+    o.symbol_dirs = (pc_strings){dirs, n};
+    pc_profile *p = NULL;
+    pc_error err;
+    int st;
+    if (simpleperf) {
+        spe e;
+        spe_begin(&e);
+        const char *ev[] = {"cpu-clock"};
+        spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+        spe_frame chain[3];
+        for (int i = 0; i < 3; i++)
+            chain[i] = (spe_frame){fx->addr[i] + 2, 0, -1, -1};
+        spe_sample(&e, 1000, 100, 1, 0, chain, 3, NULL);
+        spe_file(&e, 0, "/system/lib64/libsym.so", NULL, 0);
+        spe_thread(&e, 100, 100, "app");
+        spe_end(&e);
+        st = convert_bytes(e.out.data, e.out.len, &o, &p, &err);
+        spe_free(&e);
+    } else {
+        pb_buf b = {0};
+        trace(&b, fx);
+        st = convert_bytes(b.data, b.len, &o, &p, &err);
+        pb_buf_free(&b);
+    }
+    T_EQ_INT(st, PC_OK);
+    if (st != PC_OK) {
+        t_fail(__FILE__, __LINE__, "%s", err.message);
+        return NULL;
+    }
+    snprintf(out, cap, "%s", p->sample.n ? stack_text(p, p->sample.stack[0]) : "");
+    pc_profile_free(p);
+    return out;
+}
+
+TEST(symbolize_perfetto_by_build_id)
+{
+    fixture fx;
+    if (!build(&fx))
+        return;
+    char s[1024], other[600], stripped[600];
+    snprintf(other, sizeof other, "%s/other", fx.dir);
+    snprintf(stripped, sizeof stripped, "%s/stripped", fx.dir);
+    /* Without --symbols: the addresses, as before. */
+    leaf_first(&fx, NULL, 0, s, sizeof s, 0);
+    T_CONTAINS(s, "libsym.so+0x");
+    /* With the folder holding the library: nm's names, root first. */
+    const char *dirs[] = {fx.dir};
+    leaf_first(&fx, dirs, 1, s, sizeof s, 0);
+    T_EQ_STR(s, "sym_gamma;sym_beta;sym_alpha");
+    /* Another build of the same file names nothing. */
+    const char *wrong[] = {other};
+    leaf_first(&fx, wrong, 1, s, sizeof s, 0);
+    T_CONTAINS(s, "libsym.so+0x");
+    /* The stripped copy keeps the exported functions in .dynsym. */
+    const char *str[] = {stripped};
+    leaf_first(&fx, str, 1, s, sizeof s, 0);
+    T_EQ_STR(s, "sym_gamma;sym_beta;sym_alpha");
+}
+
+TEST(symbolize_simpleperf_by_path)
+{
+    fixture fx;
+    if (!build(&fx))
+        return;
+    char s[1024], cache[600], cmd[2048];
+    /* simpleperf's binary_cache keeps the device's paths. */
+    snprintf(cache, sizeof cache, "%s/binary_cache", fx.dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/system/lib64 && cp %s/libsym.so %s/system/lib64/",
+             cache, fx.dir, cache);
+    T_CHECK(run(cmd));
+    const char *dirs[] = {cache};
+    leaf_first(&fx, dirs, 1, s, sizeof s, 1);
+    T_EQ_STR(s, "sym_gamma;sym_beta;sym_alpha");
+    leaf_first(&fx, NULL, 0, s, sizeof s, 1);
+    T_CONTAINS(s, "libsym.so+0x");
+}
