@@ -12,7 +12,14 @@
  * A pc_dwarf may be used by one thread at a time (look-ups fill caches);
  * separate objects may be used on separate threads.  Damaged DWARF makes
  * look-ups answer less (0 entries, NULL files, line 0), never crash.
- * Nothing here prints. */
+ * Nothing here prints.
+ *
+ * Where addr2line differs: it names an address no function DIE covers
+ * (assembly, padding) after the ELF symbol before it, which callers take
+ * from pc_elf_symbol(); and binutils 2.40 sometimes names a unit's main
+ * file for a line the line table gives to a file it includes (code of
+ * inline functions from headers), where libdw, objdump --dwarf=decodedline
+ * and this code name the included file. */
 #ifndef PROFCONV_SYMBOL_DWARF_H
 #define PROFCONV_SYMBOL_DWARF_H
 
