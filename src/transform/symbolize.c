@@ -1,8 +1,10 @@
 /* Names for the frames the input could not name (pc_symbolize), from the
  * binaries the user points at (--symbols, --symfs): matched by build id
  * when the input has one, by path or file name otherwise, and never from
- * a file whose build id differs (symbol/elf.h).  Each file is read once,
- * for all the frames of its resource. */
+ * a file whose build id differs (symbol/elf.h).  Where the binary (or its
+ * debug file) has DWARF, an address in inlined code becomes the chain of
+ * functions inlined there, as addr2line -i gives it (symbol/dwarf.h).
+ * Each file is read once, for all the frames of its resource. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,9 @@
 
 #include "base/demangle.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/hex.h"
+#include "symbol/dwarf.h"
 #include "symbol/elf.h"
 #include "transform/transform.h"
 
@@ -30,17 +34,6 @@ static size_t build_id_bytes(const char *hex, size_t n, uint8_t *out, size_t cap
     return n / 2;
 }
 
-typedef struct per_res {
-    pc_elf *elf;
-    uint8_t tried;
-    size_t named, unnamed;
-} per_res;
-
-static int nomem(pc_error *err)
-{
-    return pc_fail(err, PC_ENOMEM, "out of memory");
-}
-
 /* The symbol's name as frames show it: demangled unless asked not to. */
 static uint32_t shown_name(pc_profile *p, const pc_options *o, const char *raw)
 {
@@ -48,6 +41,97 @@ static uint32_t shown_name(pc_profile *p, const pc_options *o, const char *raw)
     uint32_t id = pc_intern_cstr(p, dm ? dm : raw);
     free(dm);
     return id;
+}
+
+typedef struct per_res {
+    pc_elf *elf;
+    pc_dwarf *dwarf;
+    uint8_t tried, dwarf_tried;
+    size_t named, unnamed;
+} per_res;
+
+/* The deepest inline chain taken from DWARF. */
+#define MAX_INLINE 64
+
+/* Frames added for the functions inlined at an address: per original
+ * frame, a run of inline.frames, outermost first. */
+typedef struct inlines {
+    uint32_t *first, *count;
+    uint32_t *frames;
+    size_t n, cap;
+} inlines;
+
+static void free_res(per_res *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pc_elf_close(r[i].elf);
+        pc_dwarf_close(r[i].dwarf);
+    }
+    free(r);
+}
+
+/* Rebuilds every stack with each frame followed by the functions inlined
+ * into it, and moves the samples and heap rows over. */
+static int expand_inlines(pc_profile *p, const inlines *in, size_t n_frames)
+{
+    size_t ns = p->stack.n;
+    uint32_t *to = malloc((ns + 1) * sizeof *to);
+    if (!to)
+        return -1;
+    for (size_t s = 0; s < ns; s++) {
+        uint32_t prefix = p->stack.prefix[s], f = p->stack.frame[s];
+        uint32_t st = pc_stack(p, prefix == PC_NONE ? PC_NONE : to[prefix], f);
+        if (f < n_frames)
+            for (uint32_t k = 0; k < in->count[f]; k++)
+                st = pc_stack(p, st, in->frames[in->first[f] + k]);
+        to[s] = st;
+    }
+    pc_remap_stacks(p, to);
+    free(to);
+    return p->oom ? -1 : 0;
+}
+
+/* Names frame f from the DWARF chain at vaddr: the out-of-line function
+ * for f itself, then a new frame per function inlined into it.  0 when
+ * DWARF has no function there. */
+static int name_from_dwarf(pc_profile *p, const pc_options *o, pc_dwarf *d, uint32_t f,
+                           uint32_t res, uint64_t vaddr, inlines *in, int *err)
+{
+    pc_inline chain[MAX_INLINE];
+    size_t n = pc_dwarf_lookup(d, vaddr, chain, MAX_INLINE);
+    if (!n || !chain[n - 1].function)
+        return 0;
+    uint32_t outer = shown_name(p, o, chain[n - 1].function);
+    uint32_t func = outer == PC_NONE ? PC_NONE : pc_func(p, outer, res);
+    if (func == PC_NONE) {
+        *err = 1;
+        return 0;
+    }
+    p->frame.func[f] = func;
+    for (size_t k = n - 1; k-- > 0;) {
+        if (!chain[k].function)
+            continue;
+        uint32_t name = shown_name(p, o, chain[k].function);
+        uint32_t fn = name == PC_NONE ? PC_NONE : pc_func(p, name, res);
+        uint32_t id = fn == PC_NONE ? PC_NONE
+                                    : pc_add_frame(p, fn, p->frame.addr[f], p->frame.cat[f],
+                                                   p->frame.exec[f]);
+        if (id == PC_NONE ||
+            pc_grow(&in->frames, &in->cap, in->n + 1, sizeof *in->frames, 64) < 0) {
+            *err = 1;
+            return 0;
+        }
+        if (!in->count[f])
+            in->first[f] = (uint32_t)in->n;
+        in->frames[in->n++] = id;
+        in->count[f]++;
+    }
+    return 1;
+}
+
+static int nomem(pc_error *err)
+{
+    return pc_fail(err, PC_ENOMEM, "out of memory");
 }
 
 static pc_elf *open_res(pc_profile *p, const pc_symfind *where, uint32_t res)
@@ -105,11 +189,20 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
         return PC_OK;
     }
     per_res *r = calloc(p->res.n + 1, sizeof *r);
-    if (!r)
+    size_t n_frames = p->frame.n;
+    inlines in = {0};
+    in.first = calloc(n_frames + 1, sizeof *in.first);
+    in.count = calloc(n_frames + 1, sizeof *in.count);
+    if (!r || !in.first || !in.count) {
+        free(r);
+        free(in.first);
+        free(in.count);
         return nomem(err);
+    }
     pc_symfind where = pc_symfind_of(o);
     size_t named = 0;
-    for (size_t f = 0; f < p->frame.n; f++) {
+    int failed = 0;
+    for (size_t f = 0; f < n_frames && !failed; f++) {
         int kind = p->frame.unnamed[f];
         if (kind == PC_ADDR_NONE || p->frame.func[f] == PC_NONE)
             continue;
@@ -124,6 +217,19 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
         uint64_t vaddr = p->frame.addr[f], start;
         if (!e || (kind == PC_ADDR_OFFSET && pc_elf_offset_to_vaddr(e, vaddr, &vaddr) < 0))
             continue;
+        if (!r[res].dwarf_tried) {
+            r[res].dwarf_tried = 1;
+            r[res].dwarf = pc_dwarf_open(pc_elf_path(e));
+        }
+        if (r[res].dwarf &&
+            name_from_dwarf(p, o, r[res].dwarf, (uint32_t)f, res, vaddr, &in, &failed)) {
+            p->frame.unnamed[f] = PC_ADDR_NONE;
+            r[res].named++;
+            named++;
+            continue;
+        }
+        if (failed)
+            break;
         const char *name = pc_elf_symbol(e, vaddr, &start);
         if (!name) {
             r[res].unnamed++;
@@ -132,19 +238,21 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
         uint32_t id = shown_name(p, o, name);
         uint32_t func = id == PC_NONE ? PC_NONE : pc_func(p, id, res);
         if (func == PC_NONE) {
-            for (size_t i = 0; i < p->res.n; i++)
-                pc_elf_close(r[i].elf);
-            free(r);
-            return nomem(err);
+            failed = 1;
+            break;
         }
         p->frame.func[f] = func;
         p->frame.unnamed[f] = PC_ADDR_NONE;
         r[res].named++;
         named++;
     }
-    summary(p, o, r, named, total);
-    for (size_t i = 0; i < p->res.n; i++)
-        pc_elf_close(r[i].elf);
-    free(r);
-    return PC_OK;
+    if (!failed && in.n && expand_inlines(p, &in, n_frames) < 0)
+        failed = 1;
+    if (!failed)
+        summary(p, o, r, named, total);
+    free_res(r, p->res.n);
+    free(in.first);
+    free(in.count);
+    free(in.frames);
+    return failed ? nomem(err) : PC_OK;
 }

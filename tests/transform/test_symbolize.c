@@ -180,3 +180,120 @@ TEST(symbolize_simpleperf_by_path)
     leaf_first(&fx, NULL, 0, s, sizeof s, 1);
     T_CONTAINS(s, "libsym.so+0x");
 }
+
+/* An address in inlined code is the chain addr2line -i gives, root first:
+ * the out-of-line function, then each function inlined into it. */
+static const char INL[] =
+    "static inline __attribute__((always_inline)) int inl_leaf(int x) { return x * x + 3; }\n"
+    "static inline __attribute__((always_inline)) int inl_mid(int x) {\n"
+    "    return inl_leaf(x) + inl_leaf(x + 1);\n}\n"
+    "__attribute__((noinline)) int inl_outer(int x) { return inl_mid(x) * 7 + x; }\n";
+
+TEST(symbolize_inline_chains_as_addr2line)
+{
+    if (!run("command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 && "
+             "command -v addr2line >/dev/null 2>&1")) {
+        t_skip("cc, nm or addr2line is missing");
+        return;
+    }
+    char dir[512], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/inl", t_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cd %s && cat > inl.c <<'EOF'\n%sEOF\n"
+             "cc -g -O2 -fPIC -shared -Wl,--build-id=0x" BID_HEX " -o libinl.so inl.c",
+             dir, dir, INL);
+    T_CHECK(run(cmd));
+    /* inl_outer's range, from nm -S. */
+    snprintf(cmd, sizeof cmd, "nm -S %s/libinl.so | grep ' inl_outer$'", dir);
+    FILE *f = popen(cmd, "r");
+    unsigned long long start = 0, size = 0;
+    T_CHECK(f && fscanf(f, "%llx %llx", &start, &size) == 2);
+    if (f)
+        pclose(f);
+    if (!size)
+        return;
+    /* What addr2line says of each address: "0xADDR" then (function, place)
+     * pairs innermost first. */
+    snprintf(cmd, sizeof cmd, "cd %s && addr2line -a -i -f -C -e libinl.so", dir);
+    for (unsigned long long a = start; a < start + size && strlen(cmd) < sizeof cmd - 32; a++)
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " 0x%llx", a);
+    f = popen(cmd, "r");
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    enum { MAXA = 512 };
+    static char want[MAXA][256];
+    static unsigned long long addrs[MAXA];
+    size_t n = 0;
+    char line[512];
+    int expect_func = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (strncmp(line, "0x", 2) == 0) {
+            if (n == MAXA)
+                break;
+            addrs[n] = strtoull(line, NULL, 16);
+            want[n++][0] = 0;
+            expect_func = 1;
+        } else if (expect_func && n) {
+            /* Innermost first: each outer function goes in front. */
+            char tmp[1024];
+            snprintf(tmp, sizeof tmp, "%.200s%s%s", line, want[n - 1][0] ? ";" : "",
+                     want[n - 1]);
+            snprintf(want[n - 1], sizeof want[n - 1], "%.255s", tmp);
+            expect_func = 0;
+        } else {
+            expect_func = 1;  /* the place line; a function may follow */
+        }
+    }
+    pclose(f);
+    T_CHECK(n > 4);
+    /* One sample per address, each its own one-frame callstack. */
+    pb_buf b = {0};
+    size_t pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_FLAGS, 1);
+    pb_uint(&b, PFE_TIMESTAMP, 1000);
+    size_t it = pb_begin(&b, PFE_INTERNED);
+    pfe_str(&b, PFE_MAPPING_PATHS, 1, "libinl.so");
+    pfe_bytes(&b, PFE_BUILD_IDS, 1, BID, sizeof BID);
+    uint64_t path[] = {1};
+    pfe_mapping(&b, PFE_MAPPINGS, 1, 1, path, 1);
+    for (size_t i = 0; i < n; i++) {
+        pfe_frame(&b, PFE_FRAMES, i + 1, 0, 1, addrs[i]);
+        uint64_t cs[] = {i + 1};
+        pfe_callstack(&b, PFE_CALLSTACKS, i + 1, cs, 1, 0);
+    }
+    pb_end(&b, it);
+    pb_end(&b, pk);
+    for (size_t i = 0; i < n; i++) {
+        pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_TIMESTAMP, 1000 + i);
+        pfe_perf_sample(&b, 0, 100, 100, i + 1, 1);
+        pb_end(&b, pk);
+    }
+    pc_options o;
+    pc_options_init(&o);
+    const char *dirs[] = {dir};
+    o.symbol_dirs = (pc_strings){dirs, 1};
+    pc_profile *p = NULL;
+    pc_error err;
+    int st = convert_bytes(b.data, b.len, &o, &p, &err);
+    pb_buf_free(&b);
+    T_EQ_INT(st, PC_OK);
+    if (st != PC_OK)
+        return;
+    size_t same = 0, chains = 0;
+    for (size_t i = 0; i < p->sample.n && i < n; i++) {
+        size_t k = (size_t)(p->sample.time[i] - 1000);
+        const char *got = stack_text(p, p->sample.stack[i]);
+        chains += strchr(want[k], ';') != NULL;
+        if (strcmp(got, want[k]) == 0)
+            same++;
+        else if (same == i)
+            T_EQ_STR(got, want[k]);  /* the first difference */
+    }
+    T_EQ_INT(p->sample.n, n);
+    T_EQ_INT(same, n);
+    T_CHECK(chains > 0);
+    pc_profile_free(p);
+}
