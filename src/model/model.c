@@ -48,12 +48,14 @@ void pc_profile_free(pc_profile *p)
     pc_htab_free(&p->res.idx);
     free(p->func.name);
     free(p->func.res);
+    free(p->func.file);
     pc_htab_free(&p->func.idx);
     free(p->frame.func);
     free(p->frame.addr);
     free(p->frame.cat);
     free(p->frame.exec);
     free(p->frame.unnamed);
+    free(p->frame.line);
     pc_stree_free(&p->stack);
     free(p->thread.pid);
     free(p->thread.tid);
@@ -136,12 +138,13 @@ uint32_t pc_func(pc_profile *p, uint32_t name, uint32_t res)
     for (uint32_t id; (id = pc_probe_next(&p->func.idx, &pr)) != PC_NONE;)
         if (p->func.name[id] == name && p->func.res[id] == res)
             return id;
-    struct pc_col cols[] = {PC_COL(p->func.name), PC_COL(p->func.res)};
-    if (pc_grow_cols(&p->func.cap, p->func.n + 1, cols, 2) < 0)
+    struct pc_col cols[] = {PC_COL(p->func.name), PC_COL(p->func.res), PC_COL(p->func.file)};
+    if (pc_grow_cols(&p->func.cap, p->func.n + 1, cols, 3) < 0)
         return pc_oom(p);
     uint32_t id = (uint32_t)p->func.n++;
     p->func.name[id] = name;
     p->func.res[id] = res;
+    p->func.file[id] = PC_NONE;
     pc_htab_insert(&p->func.idx, &pr, id);
     return id;
 }
@@ -151,9 +154,9 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
 {
     struct pc_col cols[] = {PC_COL(p->frame.func), PC_COL(p->frame.addr),
                             PC_COL(p->frame.cat), PC_COL(p->frame.exec),
-                            PC_COL(p->frame.unnamed)};
+                            PC_COL(p->frame.unnamed), PC_COL(p->frame.line)};
     if (p->oom || p->frame.n >= PC_NONE - 1 ||
-        pc_grow_cols(&p->frame.cap, p->frame.n + 1, cols, 5) < 0)
+        pc_grow_cols(&p->frame.cap, p->frame.n + 1, cols, 6) < 0)
         return pc_oom(p);
     uint32_t id = (uint32_t)p->frame.n++;
     p->frame.func[id] = func;
@@ -161,6 +164,7 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
     p->frame.cat[id] = cat;
     p->frame.exec[id] = exec;
     p->frame.unnamed[id] = PC_ADDR_NONE;
+    p->frame.line[id] = 0;
     return id;
 }
 

@@ -123,6 +123,7 @@ struct pc_profile {
 
     struct {
         uint32_t *name, *res;
+        uint32_t *file;    /* source file (string id), or PC_NONE */
         size_t n, cap;
         pc_htab idx;
     } func;
@@ -135,6 +136,7 @@ struct pc_profile {
          * made from the address), what addr is in its resource's file, so
          * that the symbolizer can name it; PC_ADDR_NONE otherwise. */
         uint8_t *unnamed;
+        uint32_t *line;    /* source line in its function's file, 0: unknown */
         size_t n, cap;
     } frame;
 

@@ -91,6 +91,15 @@ static int expand_inlines(pc_profile *p, const inlines *in, size_t n_frames)
     return p->oom ? -1 : 0;
 }
 
+/* The source file of func and the line of frame f, from a DWARF entry:
+ * a function is in the file of its first position seen. */
+static void place(pc_profile *p, uint32_t func, uint32_t f, const pc_inline *at)
+{
+    if (at->file && p->func.file[func] == PC_NONE)
+        p->func.file[func] = pc_intern_cstr(p, at->file);
+    p->frame.line[f] = at->line;
+}
+
 /* Names frame f from the DWARF chain at vaddr: the out-of-line function
  * for f itself, then a new frame per function inlined into it.  0 when
  * DWARF has no function there. */
@@ -108,6 +117,7 @@ static int name_from_dwarf(pc_profile *p, const pc_options *o, pc_dwarf *d, uint
         return 0;
     }
     p->frame.func[f] = func;
+    place(p, func, f, &chain[n - 1]);
     for (size_t k = n - 1; k-- > 0;) {
         if (!chain[k].function)
             continue;
@@ -125,8 +135,9 @@ static int name_from_dwarf(pc_profile *p, const pc_options *o, pc_dwarf *d, uint
             in->first[f] = (uint32_t)in->n;
         in->frames[in->n++] = id;
         in->count[f]++;
+        place(p, fn, id, &chain[k]);
     }
-    return 1;
+    return p->oom ? (*err = 1, 0) : 1;
 }
 
 static int nomem(pc_error *err)

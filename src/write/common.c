@@ -12,6 +12,7 @@ void pc_merged_free(pc_merged *m)
 {
     free(m->gf_of_frame);
     free(m->gf_func);
+    free(m->gf_line);
     free(m->gf_cat);
     free(m->gf_sub);
     free(m->gs_of_stack);
@@ -29,24 +30,30 @@ int pc_merge(const pc_profile *p, pc_merged *m)
     memset(m, 0, sizeof *m);
     m->gf_of_frame = malloc((nf + 1) * sizeof *m->gf_of_frame);
     m->gf_func = malloc((nf + 1) * sizeof *m->gf_func);
+    m->gf_line = malloc((nf + 1) * sizeof *m->gf_line);
     m->gf_cat = malloc(nf + 1);
     m->gf_sub = malloc(nf + 1);
     m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
-    if (!m->gf_of_frame || !m->gf_func || !m->gf_cat || !m->gf_sub ||
+    if (!m->gf_of_frame || !m->gf_func || !m->gf_line || !m->gf_cat || !m->gf_sub ||
         !m->gs_of_stack || pc_htab_reserve(&idx, nf) < 0)
         ok = 0;
     for (size_t f = 0; ok && f < nf; f++) {
         pc_probe pr;
-        uint32_t func = p->frame.func[f], g;
+        uint32_t func = p->frame.func[f], g, line = p->frame.line[f];
         uint8_t cat = p->frame.cat[f];
         uint8_t sub = (uint8_t)pc_subcategory(cat, p->frame.exec[f]);
-        pc_probe_start(&idx, pc_mix64((uint64_t)func << 16 | (uint64_t)cat << 8 | sub), &pr);
+        /* Frames at different source lines stay apart, for the source
+         * view; without lines a function is one frame. */
+        pc_probe_start(&idx, pc_mix64((uint64_t)func << 16 | (uint64_t)cat << 8 | sub) ^ line,
+                       &pr);
         while ((g = pc_probe_next(&idx, &pr)) != PC_NONE)
-            if (m->gf_func[g] == func && m->gf_cat[g] == cat && m->gf_sub[g] == sub)
+            if (m->gf_func[g] == func && m->gf_cat[g] == cat && m->gf_sub[g] == sub &&
+                m->gf_line[g] == line)
                 break;
         if (g == PC_NONE) {
             g = (uint32_t)m->n_gf++;
             m->gf_func[g] = func;
+            m->gf_line[g] = line;
             m->gf_cat[g] = cat;
             m->gf_sub[g] = sub;
             pc_htab_insert(&idx, &pr, g);

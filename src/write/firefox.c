@@ -37,6 +37,9 @@ typedef struct used {
     size_t n_res;
     uint32_t *str_idx, *strs;
     size_t n_strs;
+    /* Source files of the functions, by their name's string id. */
+    uint32_t *src_idx, *srcs;
+    size_t n_srcs;
 } used;
 
 static void used_free(used *u)
@@ -51,6 +54,8 @@ static void used_free(used *u)
     free(u->res);
     free(u->str_idx);
     free(u->strs);
+    free(u->src_idx);
+    free(u->srcs);
 }
 
 static uint32_t *all_none(size_t n)
@@ -83,8 +88,11 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
     u->res = malloc((p->res.n + 1) * sizeof *u->res);
     u->str_idx = all_none(p->str.n);
     u->strs = malloc((p->str.n + 1) * sizeof *u->strs);
+    u->src_idx = all_none(p->str.n);
+    u->srcs = malloc((p->str.n + 1) * sizeof *u->srcs);
     if (!u->stack_idx || !u->stacks || !u->frame_idx || !u->frames || !u->func_idx ||
-        !u->funcs || !u->res_idx || !u->res || !u->str_idx || !u->strs)
+        !u->funcs || !u->res_idx || !u->res || !u->str_idx || !u->strs || !u->src_idx ||
+        !u->srcs)
         return -1;
     /* Stacks the samples reach, with their ancestors; ascending merged ids
      * keep parents first. */
@@ -122,6 +130,12 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
         u->func_idx[fn] = (uint32_t)u->n_funcs;
         u->funcs[u->n_funcs++] = fn;
         use_str(u, p->func.name[fn]);
+        uint32_t file = p->func.file[fn];
+        if (file != PC_NONE && u->src_idx[file] == PC_NONE) {
+            u->src_idx[file] = (uint32_t)u->n_srcs;
+            u->srcs[u->n_srcs++] = file;
+            use_str(u, file);
+        }
         uint32_t r = p->func.res[fn];
         /* Synthetic frames have a nameless resource: none for the profiler. */
         if (u->res_idx[r] == PC_NONE && pc_str_len(&p->str, p->res.name[r])) {
@@ -270,8 +284,7 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_obj(w);
     static const char *const const_cols[][2] = {
         {"address", "-1"}, {"lib", "-1"}, {"inlineDepth", "0"}, {"nativeSymbol", "null"},
-        {"innerWindowID", "null"}, {"line", "null"}, {"column", "null"},
-        {"originalLocation", "null"}};
+        {"innerWindowID", "null"}, {"column", "null"}, {"originalLocation", "null"}};
     for (size_t c = 0; c < sizeof const_cols / sizeof *const_cols; c++) {
         jw_key(w, const_cols[c][0]);
         jw_arr(w);
@@ -279,6 +292,17 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
             jw_raw(w, const_cols[c][1]);
         jw_arr_end(w);
     }
+    /* Source lines, where symbols gave them (--symbols with DWARF). */
+    jw_key(w, "line");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_frames; k++) {
+        uint32_t line = m->gf_line[u->frames[k]];
+        if (line)
+            jw_uint(w, line);
+        else
+            jw_null(w);
+    }
+    jw_arr_end(w);
     jw_key(w, "category");
     jw_arr(w);
     for (size_t k = 0; k < u->n_frames; k++)
@@ -306,8 +330,8 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
         jw_uint(w, u->str_idx[p->func.name[u->funcs[k]]]);
     jw_arr_end(w);
     static const char *const func_cols[][2] = {
-        {"isJS", "false"}, {"relevantForJS", "false"}, {"source", "null"},
-        {"lineNumber", "null"}, {"columnNumber", "null"}, {"originalLocation", "null"}};
+        {"isJS", "false"}, {"relevantForJS", "false"}, {"lineNumber", "null"},
+        {"columnNumber", "null"}, {"originalLocation", "null"}};
     for (size_t c = 0; c < sizeof func_cols / sizeof *func_cols; c++) {
         jw_key(w, func_cols[c][0]);
         jw_arr(w);
@@ -315,6 +339,16 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
             jw_raw(w, func_cols[c][1]);
         jw_arr_end(w);
     }
+    jw_key(w, "source");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_funcs; k++) {
+        uint32_t file = p->func.file[u->funcs[k]];
+        if (file == PC_NONE)
+            jw_null(w);
+        else
+            jw_uint(w, u->src_idx[file]);
+    }
+    jw_arr_end(w);
     jw_key(w, "resource");
     jw_arr(w);
     for (size_t k = 0; k < u->n_funcs; k++) {
@@ -353,9 +387,28 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
 
     jw_key(w, "nativeSymbols");
     jw_raw(w, "{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}");
+    /* One source per file the functions are in; the profiler's own
+     * importers fill the other columns this way for files without ids. */
     jw_key(w, "sources");
-    jw_raw(w, "{\"id\":[],\"filename\":[],\"startLine\":[],\"startColumn\":[],"
-              "\"sourceMapURL\":[],\"content\":[],\"length\":0}");
+    jw_obj(w);
+    static const char *const src_cols[][2] = {{"id", "null"}, {"startLine", "1"},
+                                              {"startColumn", "1"}, {"sourceMapURL", "null"},
+                                              {"content", "null"}};
+    for (size_t c = 0; c < sizeof src_cols / sizeof *src_cols; c++) {
+        jw_key(w, src_cols[c][0]);
+        jw_arr(w);
+        for (size_t k = 0; k < u->n_srcs; k++)
+            jw_raw(w, src_cols[c][1]);
+        jw_arr_end(w);
+    }
+    jw_key(w, "filename");
+    jw_arr(w);
+    for (size_t k = 0; k < u->n_srcs; k++)
+        jw_uint(w, u->str_idx[u->srcs[k]]);
+    jw_arr_end(w);
+    jw_key(w, "length");
+    jw_uint(w, u->n_srcs);
+    jw_obj_end(w);
     jw_key(w, "sourceLocationTable");
     jw_raw(w, "{\"source\":[],\"line\":[],\"column\":[],\"length\":0}");
 

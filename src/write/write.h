@@ -27,6 +27,7 @@ int pc_write_speedscope(const pc_profile *p, const pc_write_options *o, pc_sink 
 typedef struct pc_merged {
     uint32_t *gf_of_frame;          /* model frame -> merged frame */
     uint32_t *gf_func;
+    uint32_t *gf_line;              /* source line, 0: unknown */
     uint8_t *gf_cat, *gf_sub;
     size_t n_gf;
     uint32_t *gs_of_stack;          /* model stack -> merged stack */

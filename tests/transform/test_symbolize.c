@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "jsonmini.h"
 #include "pf_encode.h"
 #include "sp_encode.h"
 #include "t.h"
@@ -295,5 +296,42 @@ TEST(symbolize_inline_chains_as_addr2line)
     T_EQ_INT(p->sample.n, n);
     T_EQ_INT(same, n);
     T_CHECK(chains > 0);
+
+    /* The Firefox output carries the positions: a source per file, the
+     * functions in it, lines on the frames, as addr2line gives them. */
+    char *json = written_text(p, PC_FORMAT_FIREFOX, NULL);
+    char msg[128];
+    jv *root = json ? j_parse(json, strlen(json), msg, sizeof msg) : NULL;
+    T_CHECK(root != NULL);
+    const jv *shared = j_get(root, "shared");
+    const jv *strs = j_get(shared, "stringArray");
+    const jv *src = j_get(shared, "sources");
+    T_CHECK(j_int(j_get(src, "length")) >= 1);
+    const char *file = j_str(j_at(strs, (size_t)j_int(j_at(j_get(src, "filename"), 0))));
+    T_CHECK(file && strlen(file) >= 5 && strcmp(file + strlen(file) - 5, "inl.c") == 0);
+    const jv *lines = j_get(j_get(shared, "frameTable"), "line");
+    size_t with_line = 0;
+    for (size_t i = 0; i < j_len(lines); i++)
+        with_line += j_is_int(j_at(lines, i)) && j_int(j_at(lines, i)) > 0;
+    T_CHECK(with_line > 0 && with_line == j_len(lines));
+    /* Every line is one of the source's (1 to 5). */
+    for (size_t i = 0; i < j_len(lines); i++)
+        T_CHECK(j_int(j_at(lines, i)) >= 1 && j_int(j_at(lines, i)) <= 5);
+    /* And the real profiler loads it. */
+    const char *sh = t_shared();
+    if (sh && json && system("node -e 'process.exit(+process.versions.node.split(\".\")[0] "
+                             ">= 20 ? 0 : 1)' 2>/dev/null") == 0) {
+        char jpath[600], cmd2[1400];
+        snprintf(jpath, sizeof jpath, "%s/inl.json", t_tmpdir());
+        FILE *out = fopen(jpath, "w");
+        if (out) {
+            fputs(json, out);
+            fclose(out);
+        }
+        snprintf(cmd2, sizeof cmd2, "%s/fxprof/validate --quiet %s >/dev/null 2>&1", sh, jpath);
+        T_EQ_INT(system(cmd2), 0);
+    }
+    j_free(root);
+    free(json);
     pc_profile_free(p);
 }
