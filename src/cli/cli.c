@@ -15,6 +15,7 @@
 
 #include "base/escape.h"
 #include "cli/cli.h"
+#include "cli/view.h"
 #include "profconv.h"
 
 enum { EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_IO = 3 };
@@ -319,6 +320,7 @@ enum {
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_SYMFS, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
     OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
+    OPT_OPEN, OPT_NO_OPEN, OPT_PROFILER_URL,
 };
 
 /* Edit distance of a and b (b at most 63 bytes: a longer a is too far
@@ -440,6 +442,9 @@ int main(int argc, char **argv)
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
+        {"open", no_argument, NULL, OPT_OPEN},
+        {"no-open", no_argument, NULL, OPT_NO_OPEN},
+        {"profiler-url", required_argument, NULL, OPT_PROFILER_URL},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -451,6 +456,10 @@ int main(int argc, char **argv)
     const char *output = NULL, *to = NULL;
     int gzip = -1, c, split = 0;
     unsigned long long max_memory = 0;
+    /* view: serve the result to the profiler instead of writing a file
+     * (view.c); --open: serve it after writing the file. */
+    int view = 0, open_after = 0, no_open = 0;
+    const char *profiler_url = NULL;
     /* Static: they stay reachable until exit, whatever path main takes. */
     static idlist pids, xpids, tids, xtids;
     static strlist pnames, xpnames, tnames, xtnames;
@@ -466,6 +475,14 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     opterr = 0;
+    /* "view" as the first word is the command: a file of that name is
+     * ./view. */
+    if (argc > 1 && strcmp(argv[1], "view") == 0) {
+        view = 1;
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     while ((c = getopt_long(argc, argv, ":o:t:qvhV", longopts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
@@ -565,6 +582,14 @@ int main(int argc, char **argv)
         case 'v': verbose = 1; break;
         case OPT_PROGRESS: prog.on = 1; break;
         case OPT_KEEP_GOING: opt.keep_going = 1; break;
+        case OPT_OPEN: open_after = 1; break;
+        case OPT_NO_OPEN: no_open = 1; break;
+        case OPT_PROFILER_URL:
+            if (!cli_view_url_ok(optarg))
+                return usage_error("--profiler-url needs an http:// or https:// address, "
+                                   "not '%s'", optarg);
+            profiler_url = optarg;
+            break;
         case OPT_MAX_MEMORY:
             if ((max_memory = parse_size(optarg)) < (1ULL << 20))
                 return usage_error("--max-memory needs a size of at least 1M (bytes, or "
@@ -630,18 +655,36 @@ int main(int argc, char **argv)
                                      used ? ", " : "", pc_format_name(pc_format_nth(i)));
         return usage_error("unknown output format '%s' (known: %s)", to, known);
     }
-    if (!output) {
+    int serve = view || open_after;
+    if (!serve && (no_open || profiler_url))
+        return usage_error("%s", "--no-open and --profiler-url go with view or --open");
+    if (serve && to && wopt.format != PC_FORMAT_FIREFOX && wopt.format != PC_FORMAT_GECKO)
+        return usage_error("%s", "the profiler is shown the firefox or gecko format only: "
+                                 "leave out --to");
+    if (!output && view) {
+        /* Nothing written: the profile goes to the profiler only. */
+    } else if (!output) {
         output = strcmp(input, "-") == 0
                      ? "-"
                      : (owned = default_output(input, pc_format_extension(wopt.format)));
         if (!output)
             out_of_memory();
     }
+    if (serve && output && strcmp(output, "-") == 0)
+        return usage_error("%s", "view and --open print the profiler's address on standard "
+                                 "output: give -o FILE for the output");
     /* Without --to, the name says the format (when it says one). */
-    int name_format = pc_format_from_path(output, NULL);
+    int name_format = output ? pc_format_from_path(output, NULL) : PC_FORMAT_NONE;
     if (!to && name_format != PC_FORMAT_NONE)
         wopt.format = name_format;
-    wopt.gzip = gzip >= 0 ? gzip : pc_output_gzip(wopt.format, output);
+    if (serve && wopt.format != PC_FORMAT_FIREFOX && wopt.format != PC_FORMAT_GECKO) {
+        free(owned);
+        return usage_error("%s", "the profiler is shown the firefox or gecko format only: "
+                                 "-o needs a .json or .json.gz name");
+    }
+    /* Served alone, gzipped as the default file is: a fifth of the bytes
+     * to send and to hold. */
+    wopt.gzip = gzip >= 0 ? gzip : output ? pc_output_gzip(wopt.format, output) : 1;
     if (split && wopt.format != PC_FORMAT_PPROF) {
         free(owned);
         return usage_error("%s", "--pprof-split needs pprof output (--to pprof or a .pb.gz name)");
@@ -653,13 +696,13 @@ int main(int argc, char **argv)
     }
     /* Compressed or protobuf bytes would garble the terminal, as gzip
      * refuses to do. */
-    if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO) &&
+    if (output && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO) &&
         (wopt.gzip || wopt.format == PC_FORMAT_PPROF)) {
         free(owned);
         return usage_error("%s", "the output is binary and standard output is a terminal: "
                                  "give -o FILE or pipe it");
     }
-    if (same_file(input, output)) {
+    if (output && same_file(input, output)) {
         say("%s: the output would overwrite the input", output);
         free(owned);
         return EXIT_USAGE;
@@ -699,8 +742,14 @@ int main(int argc, char **argv)
     wopt.log = log_line;
     if (st == PC_OK && split)
         st = cli_write_split(prof, output, &wopt, &split_names, &n_split, &err);
-    else if (st == PC_OK)
+    else if (st == PC_OK && output)
         st = pc_write(prof, output, &wopt, &err);
+    unsigned char *served = NULL;
+    size_t served_size = 0;
+    /* The served bytes are the file's: the same profile and options
+     * always give the same bytes. */
+    if (st == PC_OK && serve)
+        st = pc_write_memory(prof, &wopt, &served, &served_size, &err);
     if (st != PC_OK) {
         char line[2048];
         cli_flag_words(err.message, line, sizeof line);
@@ -716,7 +765,10 @@ int main(int argc, char **argv)
             snprintf(heap, sizeof heap, ", %zu heap callsites", sum.heap_rows);
         for (size_t i = 0; i < n_split; i++)
             say("wrote %s", split_names[i]);
-        if (split)
+        if (!output)
+            say("converted %s: %zu threads, %zu of %zu samples%s", input_name, sum.threads,
+                sum.samples, sum.samples_read, heap);
+        else if (split)
             say("wrote %zu profiles, one per process: %zu threads, %zu of %zu samples%s",
                 n_split, sum.threads, sum.samples, sum.samples_read, heap);
         else
@@ -726,6 +778,28 @@ int main(int argc, char **argv)
     }
     cli_split_free(split_names, n_split);
     pc_profile_free(prof);
+    if (st == PC_OK && serve) {
+        /* The name the address ends with, for the profiler to show. */
+        char *serve_name = output ? NULL
+                                  : default_output(strcmp(input, "-") == 0 ? "profile" : input,
+                                                   pc_format_extension(wopt.format));
+        if (!output && !serve_name)
+            out_of_memory();
+        cli_view_options vo = {
+            .profiler_url = profiler_url ? profiler_url : "https://profiler.firefox.com",
+            .name = output ? output : serve_name,
+            .gzip = wopt.gzip,
+            .open_browser = !no_open,
+            .quiet = quiet,
+        };
+        const char *slash = strrchr(vo.name, '/');
+        if (slash)
+            vo.name = slash + 1;
+        if (cli_view_serve(served, served_size, &vo) != 0)
+            st = PC_EIO;
+        free(serve_name);
+    }
+    free(served);
     free(owned);
     return exit_code(st);
 }
