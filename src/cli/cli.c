@@ -317,7 +317,7 @@ enum {
     OPT_PID, OPT_EXCLUDE_PID, OPT_TID, OPT_EXCLUDE_TID, OPT_PROCESS_NAME,
     OPT_EXCLUDE_PROCESS_NAME, OPT_THREAD_NAME, OPT_EXCLUDE_THREAD_NAME,
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
-    OPT_REMOVE_METHOD, OPT_MANGLED, OPT_SYMFS, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
+    OPT_REMOVE_METHOD, OPT_MANGLED, OPT_SYMFS, OPT_SYMBOLS, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
     OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
     OPT_OPEN, OPT_NO_OPEN, OPT_PROFILER_URL,
@@ -428,6 +428,7 @@ int main(int argc, char **argv)
         {"remove-method", required_argument, NULL, OPT_REMOVE_METHOD},
         {"mangled", no_argument, NULL, OPT_MANGLED},
         {"symfs", required_argument, NULL, OPT_SYMFS},
+        {"symbols", required_argument, NULL, OPT_SYMBOLS},
         {"markers", no_argument, NULL, OPT_MARKERS},
         {"no-markers", no_argument, NULL, OPT_NO_MARKERS},
         {"percpu", no_argument, NULL, OPT_PERCPU},
@@ -463,7 +464,7 @@ int main(int argc, char **argv)
     /* Static: they stay reachable until exit, whatever path main takes. */
     static idlist pids, xpids, tids, xtids;
     static strlist pnames, xpnames, tnames, xtnames;
-    static strlist aggregate, proguard, remove_methods;
+    static strlist aggregate, proguard, remove_methods, symbols;
 
     pc_options_init(&opt);
     pc_write_options_init(&wopt);
@@ -530,6 +531,7 @@ int main(int argc, char **argv)
         case OPT_REMOVE_METHOD: push_str(&remove_methods, optarg); break;
         case OPT_MANGLED: opt.mangled = 1; break;
         case OPT_SYMFS: opt.symfs = optarg; break;
+        case OPT_SYMBOLS: push_str(&symbols, optarg); break;
         case OPT_MARKERS: opt.switch_markers = 1; break;
         case OPT_NO_MARKERS: opt.switch_markers = 0; break;
         case OPT_PERCPU: opt.percpu = 1; break;
@@ -644,6 +646,7 @@ int main(int argc, char **argv)
     opt.exclude_thread_names = (pc_strings){xtnames.v, xtnames.n};
     opt.aggregate_threads = (pc_strings){aggregate.v, aggregate.n};
     opt.proguard_mapping_files = (pc_strings){proguard.v, proguard.n};
+    opt.symbol_dirs = (pc_strings){symbols.v, symbols.n};
     opt.remove_methods = (pc_strings){remove_methods.v, remove_methods.n};
 
     char *owned = NULL;

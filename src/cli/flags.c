@@ -29,6 +29,7 @@ static const struct {
     {"options.remove_methods", "--remove-method"},
     {"options.mangled", "--mangled"},
     {"options.symfs", "--symfs"},
+    {"options.symbol_dirs", "--symbols"},
     {"options.switch_markers", "--markers"},
     {"options.percpu", "--percpu"},
     {"options.heap_dump", "--heap-dump"},
