@@ -342,6 +342,26 @@ uint64_t pc_interval_ns(const pc_profile *p);
  * memory. */
 int pc_remap_threads(pc_profile *p, const uint32_t *to);
 
+/* Frames for the functions inlined at other frames' addresses (symbols
+ * that expand one address into a chain): per original frame f, count[f]
+ * frames at frames[first[f]...], outermost first.  first and count have
+ * one entry per original frame, zeroed; frames grows. */
+typedef struct pc_inlines {
+    uint32_t *first, *count;
+    uint32_t *frames;
+    size_t n, cap;
+} pc_inlines;
+
+/* Adds a frame of func, at f's address and with its category and
+ * execution, as the next function inlined into f.  Returns the new frame,
+ * or PC_NONE when out of memory. */
+uint32_t pc_inline_add(pc_profile *p, pc_inlines *in, uint32_t f, uint32_t func);
+
+/* Rebuilds every stack with each of the first n_frames frames followed
+ * by the frames inlined into it, and moves the samples and heap rows
+ * over.  Returns 0, or -1 when out of memory. */
+int pc_inline_expand(pc_profile *p, const pc_inlines *in, size_t n_frames);
+
 /* Moves every sample and heap row from stack s to stack to[s], after a
  * rebuild of the stacks. */
 void pc_remap_stacks(pc_profile *p, const uint32_t *to);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 /* A stack's children are found through a list while they are few, and
  * through the hash table once they are many: most stacks have one child
  * or none, and a list makes adding a child to a new stack (a sample's
@@ -116,4 +118,37 @@ uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
         return PC_NONE;
     uint32_t id = pc_stree_intern(&p->stack, prefix, frame);
     return id == PC_NONE ? pc_oom(p) : id;
+}
+
+uint32_t pc_inline_add(pc_profile *p, pc_inlines *in, uint32_t f, uint32_t func)
+{
+    uint32_t id = pc_add_frame(p, func, p->frame.addr[f], p->frame.cat[f], p->frame.exec[f]);
+    if (id == PC_NONE || pc_grow(&in->frames, &in->cap, in->n + 1, sizeof *in->frames, 64) < 0)
+        return PC_NONE;
+    if (!in->count[f])
+        in->first[f] = (uint32_t)in->n;
+    in->frames[in->n++] = id;
+    in->count[f]++;
+    return id;
+}
+
+int pc_inline_expand(pc_profile *p, const pc_inlines *in, size_t n_frames)
+{
+    size_t ns = p->stack.n;
+    uint32_t *to = malloc((ns + 1) * sizeof *to);
+    if (!to)
+        return -1;
+    /* Parents come first, so each prefix is rebuilt before its children;
+     * the new stacks are added after the old ones, which stay unused. */
+    for (size_t s = 0; s < ns; s++) {
+        uint32_t prefix = p->stack.prefix[s], f = p->stack.frame[s];
+        uint32_t st = pc_stack(p, prefix == PC_NONE ? PC_NONE : to[prefix], f);
+        if (f < n_frames)
+            for (uint32_t k = 0; k < in->count[f]; k++)
+                st = pc_stack(p, st, in->frames[in->first[f] + k]);
+        to[s] = st;
+    }
+    pc_remap_stacks(p, to);
+    free(to);
+    return p->oom ? -1 : 0;
 }

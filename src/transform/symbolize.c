@@ -12,7 +12,6 @@
 
 #include "base/demangle.h"
 #include "base/error.h"
-#include "base/grow.h"
 #include "base/hex.h"
 #include "symbol/dwarf.h"
 #include "symbol/elf.h"
@@ -53,14 +52,6 @@ typedef struct per_res {
 /* The deepest inline chain taken from DWARF. */
 #define MAX_INLINE 64
 
-/* Frames added for the functions inlined at an address: per original
- * frame, a run of inline.frames, outermost first. */
-typedef struct inlines {
-    uint32_t *first, *count;
-    uint32_t *frames;
-    size_t n, cap;
-} inlines;
-
 static void free_res(per_res *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -68,27 +59,6 @@ static void free_res(per_res *r, size_t n)
         pc_dwarf_close(r[i].dwarf);
     }
     free(r);
-}
-
-/* Rebuilds every stack with each frame followed by the functions inlined
- * into it, and moves the samples and heap rows over. */
-static int expand_inlines(pc_profile *p, const inlines *in, size_t n_frames)
-{
-    size_t ns = p->stack.n;
-    uint32_t *to = malloc((ns + 1) * sizeof *to);
-    if (!to)
-        return -1;
-    for (size_t s = 0; s < ns; s++) {
-        uint32_t prefix = p->stack.prefix[s], f = p->stack.frame[s];
-        uint32_t st = pc_stack(p, prefix == PC_NONE ? PC_NONE : to[prefix], f);
-        if (f < n_frames)
-            for (uint32_t k = 0; k < in->count[f]; k++)
-                st = pc_stack(p, st, in->frames[in->first[f] + k]);
-        to[s] = st;
-    }
-    pc_remap_stacks(p, to);
-    free(to);
-    return p->oom ? -1 : 0;
 }
 
 /* The source file of func and the line of frame f, from a DWARF entry:
@@ -104,7 +74,7 @@ static void place(pc_profile *p, uint32_t func, uint32_t f, const pc_inline *at)
  * for f itself, then a new frame per function inlined into it.  0 when
  * DWARF has no function there. */
 static int name_from_dwarf(pc_profile *p, const pc_options *o, pc_dwarf *d, uint32_t f,
-                           uint32_t res, uint64_t vaddr, inlines *in, int *err)
+                           uint32_t res, uint64_t vaddr, pc_inlines *in, int *err)
 {
     pc_inline chain[MAX_INLINE];
     size_t n = pc_dwarf_lookup(d, vaddr, chain, MAX_INLINE);
@@ -123,18 +93,11 @@ static int name_from_dwarf(pc_profile *p, const pc_options *o, pc_dwarf *d, uint
             continue;
         uint32_t name = shown_name(p, o, chain[k].function);
         uint32_t fn = name == PC_NONE ? PC_NONE : pc_func(p, name, res);
-        uint32_t id = fn == PC_NONE ? PC_NONE
-                                    : pc_add_frame(p, fn, p->frame.addr[f], p->frame.cat[f],
-                                                   p->frame.exec[f]);
-        if (id == PC_NONE ||
-            pc_grow(&in->frames, &in->cap, in->n + 1, sizeof *in->frames, 64) < 0) {
+        uint32_t id = fn == PC_NONE ? PC_NONE : pc_inline_add(p, in, f, fn);
+        if (id == PC_NONE) {
             *err = 1;
             return 0;
         }
-        if (!in->count[f])
-            in->first[f] = (uint32_t)in->n;
-        in->frames[in->n++] = id;
-        in->count[f]++;
         place(p, fn, id, &chain[k]);
     }
     return p->oom ? (*err = 1, 0) : 1;
@@ -201,7 +164,7 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
     }
     per_res *r = calloc(p->res.n + 1, sizeof *r);
     size_t n_frames = p->frame.n;
-    inlines in = {0};
+    pc_inlines in = {0};
     in.first = calloc(n_frames + 1, sizeof *in.first);
     in.count = calloc(n_frames + 1, sizeof *in.count);
     if (!r || !in.first || !in.count) {
@@ -257,7 +220,7 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
         r[res].named++;
         named++;
     }
-    if (!failed && in.n && expand_inlines(p, &in, n_frames) < 0)
+    if (!failed && in.n && pc_inline_expand(p, &in, n_frames) < 0)
         failed = 1;
     if (!failed)
         summary(p, o, r, named, total);

@@ -329,51 +329,6 @@ static uint32_t address_name(pf_reader *r, uint32_t map, uint64_t rel_pc)
     return sid;
 }
 
-/* Inline frames, added when symbols expand one address into a chain. */
-typedef struct inlines {
-    uint32_t *first, *count;   /* per original frame: its inline frames */
-    uint32_t *frames;
-    size_t n, cap;
-} inlines;
-
-static int add_inline(pf_reader *r, inlines *in, uint32_t f, uint32_t func)
-{
-    pc_profile *p = r->p;
-    uint32_t id = pc_add_frame(p, func, p->frame.addr[f], p->frame.cat[f], p->frame.exec[f]);
-    if (id == PC_NONE)
-        return -1;
-    if (pc_grow(&in->frames, &in->cap, in->n + 1, sizeof *in->frames, 64) < 0)
-        return -1;
-    if (!in->count[f])
-        in->first[f] = (uint32_t)in->n;
-    in->frames[in->n++] = id;
-    in->count[f]++;
-    return 0;
-}
-
-/* Rebuilds every stack with each symbolized frame followed by the
- * functions inlined into it, and moves samples and heap rows over. */
-static int expand_inlines(pf_reader *r, const inlines *in, size_t n_frames)
-{
-    pc_profile *p = r->p;
-    size_t ns = p->stack.n;
-    uint32_t *to = malloc((ns + 1) * sizeof *to);
-    if (!to)
-        return -1;
-    for (size_t s = 0; s < ns; s++) {
-        uint32_t prefix = p->stack.prefix[s];
-        uint32_t f = p->stack.frame[s];
-        uint32_t st = pc_stack(p, prefix == PC_NONE ? PC_NONE : to[prefix], f);
-        if (f < n_frames)
-            for (uint32_t k = 0; k < in->count[f]; k++)
-                st = pc_stack(p, st, in->frames[in->first[f] + k]);
-        to[s] = st;
-    }
-    pc_remap_stacks(p, to);
-    free(to);
-    return p->oom ? -1 : 0;
-}
-
 /* The names of frame f, outermost first: its symbol's inline chain, else
  * its function name, each deobfuscated where a mapping applies. */
 static int frame_names(pf_reader *r, const symbols *sy, deobf *d, uint32_t f, sids *out)
@@ -413,7 +368,7 @@ static int name_frames(pf_reader *r, const symbols *sy, deobf *d)
     pc_profile *p = r->p;
     size_t nf = r->fr.n;
     uint32_t nameless = pc_resource(p, pc_intern(p, "", 0));
-    inlines in = {0};
+    pc_inlines in = {0};
     sids names = {0};
     int any_inline = 0, st = 0;
     in.first = calloc(nf + 1, sizeof *in.first);
@@ -446,14 +401,14 @@ static int name_frames(pf_reader *r, const symbols *sy, deobf *d)
         categorize(r, (uint32_t)f, ms, mn);
         p->frame.func[f] = pc_func(p, names.v[0], res);
         for (size_t k = 1; k < names.n; k++)
-            if (add_inline(r, &in, (uint32_t)f, pc_func(p, names.v[k], res)) < 0) {
+            if (pc_inline_add(p, &in, (uint32_t)f, pc_func(p, names.v[k], res)) == PC_NONE) {
                 st = -1;
                 break;
             }
         any_inline |= names.n > 1;
     }
     if (st == 0 && any_inline)
-        st = expand_inlines(r, &in, nf);
+        st = pc_inline_expand(p, &in, nf);
     free(in.first);
     free(in.count);
     free(in.frames);
