@@ -17,6 +17,7 @@
 
 #include "base/demangle.h"
 #include "symbol/dwarf.h"
+#include "nm.h"
 #include "t.h"
 
 static const char inl_c[] =
@@ -183,27 +184,6 @@ static int build(char *why, size_t why_size)
     } while (0)
 
 /* The start and size nm -S gives for function symbol name; 0 when none. */
-static int nm_range(const char *file, const char *name, uint64_t *start, uint64_t *size)
-{
-    char cmd[2048], line[1024];
-    snprintf(cmd, sizeof cmd, "nm -S --defined-only '%s'", file);
-    FILE *f = popen(cmd, "r");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long a, s;
-        char type, sym[512];
-        if (sscanf(line, "%llx %llx %c %511s", &a, &s, &type, sym) == 4 && strcmp(sym, name) == 0) {
-            *start = a;
-            *size = s;
-            found = 1;
-        }
-    }
-    pclose(f);
-    return found;
-}
-
 static const char *base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;
@@ -332,7 +312,7 @@ static void compare_range(pc_dwarf *d, const char *file, uint64_t start, uint64_
 static void compare_function(pc_dwarf *d, const char *file, const char *sym)
 {
     uint64_t start = 0, size = 0;
-    if (!nm_range(file, sym, &start, &size) || size == 0) {
+    if (!nm_symbol(file, sym, &start, &size) || size == 0) {
         t_fail(__FILE__, __LINE__, "nm has no %s in %s", sym, file);
         return;
     }
@@ -365,7 +345,7 @@ TEST(symbol_dwarf_matches_addr2line)
         T_EQ_INT(pc_dwarf_lookup(d, 0x1000, NULL, 4), 0);
         /* A chain cut to max keeps its innermost entries. */
         uint64_t start, size;
-        if (nm_range(file, "pc_t_outer", &start, &size)) {
+        if (nm_symbol(file, "pc_t_outer", &start, &size)) {
             size_t best = 0;
             uint64_t at = start;
             for (uint64_t a = start; a < start + size; a++) {
@@ -414,7 +394,7 @@ TEST(symbol_dwarf_matches_addr2line)
             /* Names are the linkage names. */
             uint64_t start, size;
             int mangled = 0;
-            if (nm_range(file, "_ZN5pc_ns7computeEi", &start, &size)) {
+            if (nm_symbol(file, "_ZN5pc_ns7computeEi", &start, &size)) {
                 for (uint64_t a = start; a < start + size; a++) {
                     pc_inline out[8];
                     size_t m = pc_dwarf_lookup(d, a, out, 8);
@@ -508,7 +488,7 @@ TEST(symbol_dwarf_damaged)
     path_of(orig, sizeof orig, "inl");
     path_of(bad, sizeof bad, "damaged");
     uint64_t start = 0, size = 0;
-    if (!nm_range(orig, "pc_t_outer", &start, &size)) {
+    if (!nm_symbol(orig, "pc_t_outer", &start, &size)) {
         t_fail(__FILE__, __LINE__, "nm has no pc_t_outer");
         return;
     }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "symbol/elf.h"
+#include "nm.h"
 #include "t.h"
 
 /* The ids the binaries are linked with: the library's is 20 bytes (SHA-1
@@ -113,20 +114,8 @@ static int build(char *why, size_t why_size)
 /* The address nm gives for symbol name in file; 0 when none. */
 static uint64_t nm_addr(const char *file, const char *name)
 {
-    char cmd[2048], line[1024];
-    snprintf(cmd, sizeof cmd, "nm --defined-only '%s'", file);
-    FILE *f = popen(cmd, "r");
-    if (!f)
-        return 0;
-    uint64_t found = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long a;
-        char type, sym[512];
-        if (sscanf(line, "%llx %c %511s", &a, &type, sym) == 3 && strcmp(sym, name) == 0)
-            found = a;
-    }
-    pclose(f);
-    return found;
+    uint64_t start, size;
+    return nm_symbol(file, name, &start, &size) ? start : 0;
 }
 
 static const pc_symfind no_cache = { .symfs = NULL, .debug_dir = "/nonexistent/profconv-debug" };

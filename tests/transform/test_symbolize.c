@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "jsonmini.h"
+#include "nm.h"
 #include "pf_encode.h"
 #include "sp_encode.h"
 #include "t.h"
@@ -52,26 +53,15 @@ static int build(fixture *fx)
              "cc -O1 -fPIC -shared -Wl,--build-id=0x0102 -o other/libsym.so sym.c",
              fx->dir, fx->dir, fx->dir, SRC);
     T_CHECK(run(cmd));
-    snprintf(cmd, sizeof cmd, "nm %s/libsym.so", fx->dir);
-    FILE *f = popen(cmd, "r");
-    T_CHECK(f != NULL);
-    if (!f)
-        return 0;
-    char line[512];
-    int found = 0;
+    char lib[600];
+    snprintf(lib, sizeof lib, "%s/libsym.so", fx->dir);
     static const char *const names[3] = {"sym_alpha", "sym_beta", "sym_gamma"};
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long a;
-        char type, name[256];
-        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
-            continue;
-        for (int i = 0; i < 3; i++)
-            if (strcmp(name, names[i]) == 0) {
-                fx->addr[i] = a;
-                found |= 1 << i;
-            }
+    int found = 0;
+    for (int i = 0; i < 3; i++) {
+        uint64_t size;
+        if (nm_symbol(lib, names[i], &fx->addr[i], &size))
+            found |= 1 << i;
     }
-    pclose(f);
     T_EQ_INT(found, 7);
     return found == 7;
 }
@@ -205,20 +195,18 @@ TEST(symbolize_inline_chains_as_addr2line)
              dir, dir, INL);
     T_CHECK(run(cmd));
     /* inl_outer's range, from nm -S. */
-    snprintf(cmd, sizeof cmd, "nm -S %s/libinl.so | grep ' inl_outer$'", dir);
-    FILE *f = popen(cmd, "r");
-    unsigned long long start = 0, size = 0;
-    T_CHECK(f && fscanf(f, "%llx %llx", &start, &size) == 2);
-    if (f)
-        pclose(f);
+    char lib[600];
+    snprintf(lib, sizeof lib, "%s/libinl.so", dir);
+    uint64_t start = 0, size = 0;
+    T_CHECK(nm_symbol(lib, "inl_outer", &start, &size));
     if (!size)
         return;
     /* What addr2line says of each address: "0xADDR" then (function, place)
      * pairs innermost first. */
     snprintf(cmd, sizeof cmd, "cd %s && addr2line -a -i -f -C -e libinl.so", dir);
-    for (unsigned long long a = start; a < start + size && strlen(cmd) < sizeof cmd - 32; a++)
-        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " 0x%llx", a);
-    f = popen(cmd, "r");
+    for (uint64_t a = start; a < start + size && strlen(cmd) < sizeof cmd - 32; a++)
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " 0x%llx", (unsigned long long)a);
+    FILE *f = popen(cmd, "r");
     T_CHECK(f != NULL);
     if (!f)
         return;
