@@ -27,6 +27,7 @@ typedef struct pc_load {
 
 struct pc_elf {
     char *path;
+    char *sym_path;   /* where the symbols came from, when not path */
     pc_symtab syms;
     pc_load *loads;
     size_t nloads;
@@ -406,15 +407,15 @@ static int load_symbols(Elf *elf, pc_symtab *t)
  * and where perf's cache keeps it (DIR/.build-id/XX/REST/debug): that
  * file's .symtab, when it has one with the same build id, replaces the
  * .dynsym symbols.  The binary's own segments still map offsets. */
-static void debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bid_len,
-                          pc_symtab *t)
+static int debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bid_len,
+                         pc_symtab *t)
 {
     if (!pc_buildid_present(bid, bid_len))
-        return;
+        return 0;
     char hex[2 * PC_BUILDID_MAX + 1];
     pc_buildid_hex(bid, pc_buildid_trimmed_len(bid, bid_len), hex);
     if (strlen(hex) < 4)
-        return;
+        return 0;
     char sub[8];
     snprintf(sub, sizeof sub, "/%.2s/", hex);
     char *home_debug;
@@ -431,6 +432,7 @@ static void debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bi
     base = join("/usr/lib/debug/.build-id", sub, hex + 2);
     paths[1] = base ? join(base, ".debug", "") : NULL;
     free(base);
+    int got = 0;
     for (int i = 0; i < 2; i++) {
         candidate c;
         c.fd = -1;
@@ -441,6 +443,7 @@ static void debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bi
             if (load_symbols(c.elf, &full) == 1) {
                 pc_symtab_free(t);
                 *t = full;
+                got = 1;
                 i = 2;
             } else {
                 pc_symtab_free(&full);
@@ -450,6 +453,37 @@ static void debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bi
     }
     free(paths[0]);
     free(paths[1]);
+    return got;
+}
+
+/* The same from the --symbols folders: a copy with symbols of the binary
+ * found stripped (the build-id cache keeps what was recorded), matched by
+ * build id. */
+static int dirs_symbols(const pc_symfind *where, const char *path, const uint8_t *bid,
+                        size_t bid_len, pc_symtab *t, char **from)
+{
+    if (!where || !where->n_dirs || !pc_buildid_present(bid, bid_len))
+        return 0;
+    candidate c;
+    char *found = NULL;
+    c.fd = -1;
+    c.elf = NULL;
+    if (try_dirs(where, path, bid, bid_len, &c, &found) != 0)
+        return 0;
+    pc_symtab full;
+    memset(&full, 0, sizeof full);
+    int got = load_symbols(c.elf, &full) == 1;
+    if (got) {
+        pc_symtab_free(t);
+        *t = full;
+        *from = found;
+        found = NULL;
+    } else {
+        pc_symtab_free(&full);
+    }
+    candidate_close(&c);
+    free(found);
+    return got;
 }
 
 static int load_segments(Elf *elf, pc_elf *e)
@@ -497,9 +531,10 @@ pc_elf *pc_elf_open(const pc_symfind *where, const char *path, const uint8_t *bu
                          ? 0 : elf_build_id(c.elf, own, sizeof own);
     candidate_close(&c);
     e->path = found;
-    if (from != 1)
-        debug_symbols(where, own_len ? own : build_id, own_len ? own_len : build_id_len,
-                      &e->syms);
+    const uint8_t *id = own_len ? own : build_id;
+    size_t id_len = own_len ? own_len : build_id_len;
+    if (from != 1 && !debug_symbols(where, id, id_len, &e->syms))
+        dirs_symbols(where, path, id, id_len, &e->syms, &e->sym_path);
     pc_symtab_finish(&e->syms);
     return e;
 }
@@ -507,6 +542,11 @@ pc_elf *pc_elf_open(const pc_symfind *where, const char *path, const uint8_t *bu
 const char *pc_elf_path(const pc_elf *e)
 {
     return e->path;
+}
+
+const char *pc_elf_symbol_path(const pc_elf *e)
+{
+    return e->sym_path ? e->sym_path : e->path;
 }
 
 int pc_elf_offset_to_vaddr(const pc_elf *e, uint64_t off, uint64_t *vaddr)
@@ -538,5 +578,6 @@ void pc_elf_close(pc_elf *e)
     pc_symtab_free(&e->syms);
     free(e->loads);
     free(e->path);
+    free(e->sym_path);
     free(e);
 }

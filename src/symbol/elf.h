@@ -62,6 +62,12 @@ pc_elf *pc_elf_open(const pc_symfind *where, const char *path,
 /* The file opened. */
 const char *pc_elf_path(const pc_elf *e);
 
+/* The file the symbols came from: the one opened, or, for a stripped
+ * binary, a copy with symbols found in the --symbols folders by build id
+ * (a separate debug file found by build id is read in place, its symbols
+ * named as the binary's). */
+const char *pc_elf_symbol_path(const pc_elf *e);
+
 /* The ELF virtual address at file offset off, from the loadable segment
  * holding that offset: 0 with *vaddr set, or -1 when none holds it. */
 int pc_elf_offset_to_vaddr(const pc_elf *e, uint64_t off, uint64_t *vaddr);

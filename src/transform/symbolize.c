@@ -193,7 +193,9 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
             continue;
         if (!r[res].dwarf_tried) {
             r[res].dwarf_tried = 1;
-            r[res].dwarf = pc_dwarf_open(pc_elf_path(e));
+            r[res].dwarf = pc_dwarf_open(pc_elf_symbol_path(e));
+            if (!r[res].dwarf && pc_elf_symbol_path(e) != pc_elf_path(e))
+                r[res].dwarf = pc_dwarf_open(pc_elf_path(e));
         }
         if (r[res].dwarf &&
             name_from_dwarf(p, o, r[res].dwarf, (uint32_t)f, res, vaddr, &in, &failed)) {

@@ -323,3 +323,70 @@ TEST(symbolize_inline_chains_as_addr2line)
     free(json);
     pc_profile_free(p);
 }
+
+/* perf.data of a stripped program: its static functions have no names in
+ * what was recorded (nor in perf's build-id cache, which keeps the stripped
+ * file), and --symbols names them from a copy with symbols, by build id. */
+static const char BURN[] =
+    "static __attribute__((noinline)) long burn_static(long n) {\n"
+    "    volatile long x = 0; for (long i = 0; i < n; i++) x += i; return x; }\n"
+    "int main(void) { long s = 0; for (int i = 0; i < 40; i++) s += burn_static(2000000);\n"
+    "    return (int)(s & 1); }\n";
+
+static int count_in(const pc_profile *p, const char *name)
+{
+    int n = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        n += p->sample.stack[i] != PC_NONE && strstr(stack_text(p, p->sample.stack[i]), name);
+    return n;
+}
+
+TEST(symbolize_perf_data_of_a_stripped_program)
+{
+    if (!run("command -v cc >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 && "
+             "command -v perf >/dev/null 2>&1")) {
+        t_skip("cc, strip or perf is missing");
+        return;
+    }
+    char dir[512], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/burn", t_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/full %s/rec && cd %s && cat > burn.c <<'EOF'\n%sEOF\n"
+             "cc -O1 -g -fno-omit-frame-pointer -o full/burn burn.c && cp full/burn rec/burn && "
+             "strip --strip-all rec/burn",
+             dir, dir, dir, BURN);
+    T_CHECK(run(cmd));
+    snprintf(cmd, sizeof cmd,
+             "cd %s && perf record -q -e cpu-clock -F 2000 -g -o rec.data rec/burn "
+             ">/dev/null 2>&1",
+             dir);
+    if (!run(cmd)) {
+        t_skip("perf record cannot record here");
+        return;
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/rec.data", dir);
+    size_t len;
+    unsigned char *data = t_read_file(path, &len);
+    T_CHECK(data != NULL);
+    if (!data)
+        return;
+    char full[600];
+    snprintf(full, sizeof full, "%s/full", dir);
+    const char *dirs[] = {full};
+    pc_options o;
+    pc_profile *plain = NULL, *named = NULL;
+    pc_error err;
+    pc_options_init(&o);
+    T_EQ_INT(convert_bytes(data, len, &o, &plain, &err), PC_OK);
+    o.symbol_dirs = (pc_strings){dirs, 1};
+    T_EQ_INT(convert_bytes(data, len, &o, &named, &err), PC_OK);
+    if (plain && named) {
+        T_EQ_INT(count_in(plain, "burn_static"), 0);
+        /* Nearly every sample is in burn_static, under main. */
+        T_CHECK(count_in(named, "main;burn_static") * 10 >= (int)named->sample.n * 8);
+    }
+    pc_profile_free(plain);
+    pc_profile_free(named);
+    free(data);
+}
