@@ -1,4 +1,6 @@
 /* Build ids (see buildid.h). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "symbol/buildid.h"
@@ -38,6 +40,18 @@ void pc_buildid_hex(const uint8_t *id, size_t len, char *out)
         out[2 * i + 1] = digits[id[i] & 15];
     }
     out[2 * len] = 0;
+}
+
+char *pc_buildid_path(const char *root, const char *hex, const char *suffix)
+{
+    size_t n = strlen(hex);
+    if (n < 3)
+        return NULL;
+    size_t len = strlen(root) + strlen("/.build-id/") + n + 1 + strlen(suffix) + 1;
+    char *p = malloc(len);
+    if (p)
+        snprintf(p, len, "%s/.build-id/%.2s/%s%s", root, hex, hex + 2, suffix);
+    return p;
 }
 
 static uint32_t word(const uint8_t *p)

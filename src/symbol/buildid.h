@@ -25,6 +25,12 @@ int pc_buildid_matches(const uint8_t *rec, size_t rec_len, const uint8_t *got, s
  * which holds 2 * PC_BUILDID_MAX + 1 bytes. */
 void pc_buildid_hex(const uint8_t *id, size_t len, char *out);
 
+/* ROOT/.build-id/XX/REST followed by suffix, XX being the first two
+ * digits of the hex id and REST the others: where gdb, perf and the
+ * distributions keep files by build id.  malloc'd; NULL when out of memory
+ * or when hex has fewer than 3 digits. */
+char *pc_buildid_path(const char *root, const char *hex, const char *suffix);
+
 /* The GNU build id in ELF notes laid out in this machine's byte order, as
  * the kernel exports its own (/sys/kernel/notes): its length, copied into
  * out (cap bytes at most), or 0 when none. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "symbol/buildid.h"
 #include "symbol/dwarf.h"
 
 /* Deepest DIE nesting followed, and the longest inline chain kept. */
@@ -112,7 +113,8 @@ static int try_debug(const char *path, const void *id, ssize_t id_len, file *out
     if (has_debug_info(out->elf)) {
         const void *got;
         ssize_t got_len = dwelf_elf_gnu_build_id(out->elf, &got);
-        if (id_len <= 0 || got_len <= 0 || (got_len == id_len && memcmp(got, id, (size_t)id_len) == 0))
+        if (id_len <= 0 || got_len <= 0 ||
+            pc_buildid_matches(id, (size_t)id_len, got, (size_t)got_len))
             return 0;
     }
     file_close(out);
@@ -161,17 +163,14 @@ static int find_debug(const char *path, Elf *bin, file *out, char **found)
         }
     }
     if (id_len >= 2) {
-        const uint8_t *b = id;
-        int n = snprintf(cand, sizeof cand, "/usr/lib/debug/.build-id/%02x/", b[0]);
-        for (ssize_t i = 1; i < id_len && n < (int)sizeof cand - 16; i++)
-            n += snprintf(cand + n, sizeof cand - (size_t)n, "%02x", b[i]);
-        snprintf(cand + n, sizeof cand - (size_t)n, ".debug");
-        if (try_debug(cand, id, id_len, out) == 0) {
-            *found = strdup(cand);
-            if (*found)
-                return 0;
-            file_close(out);
+        char hex[2 * PC_BUILDID_MAX + 1];
+        pc_buildid_hex(id, (size_t)id_len, hex);
+        char *p = pc_buildid_path("/usr/lib/debug", hex, ".debug");
+        if (p && try_debug(p, id, id_len, out) == 0) {
+            *found = p;
+            return 0;
         }
+        free(p);
     }
     return -1;
 }

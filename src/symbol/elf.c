@@ -170,13 +170,7 @@ static int try_path(char *path, const uint8_t *bid, size_t bid_len, candidate *c
 static int try_cache(const char *dir, const char *hex, const uint8_t *bid, size_t bid_len,
                      candidate *c, char **out)
 {
-    char sub[8];
-    snprintf(sub, sizeof sub, "/%.2s/", hex);
-    char *base = join(dir, "/.build-id", sub);
-    if (!base)
-        return -1;
-    char *entry = join(base, hex + 2, "");
-    free(base);
+    char *entry = pc_buildid_path(dir, hex, "");
     if (!entry)
         return -1;
     struct stat st;
@@ -219,14 +213,7 @@ static int try_build_id(const pc_symfind *where, const char *hex, const uint8_t 
     free(home_debug);
     if (rc == 0)
         return 0;
-    char sub[8];
-    snprintf(sub, sizeof sub, "/%.2s/", hex);
-    char *base = join("/usr/lib/debug/.build-id", sub, hex + 2);
-    if (!base)
-        return -1;
-    rc = try_path(join(base, ".debug", ""), bid, bid_len, c, out);
-    free(base);
-    return rc;
+    return try_path(pc_buildid_path("/usr/lib/debug", hex, ".debug"), bid, bid_len, c, out);
 }
 
 /* The --symbols folders: by build id, by the recorded path under the
@@ -243,19 +230,10 @@ static int try_dirs(const pc_symfind *where, const char *path, const uint8_t *bi
         const char *dir = where->dirs[i];
         if (!dir || !*dir)
             continue;
-        if (strlen(hex) >= 4) {
-            char sub[8];
-            snprintf(sub, sizeof sub, "/%.2s/", hex);
-            char *b = join(dir, "/.build-id", sub);
-            char *entry = b ? join(b, hex + 2, "") : NULL;
-            free(b);
-            int rc = entry ? try_path(join(entry, "", ""), bid, bid_len, c, out) : -1;
-            if (rc != 0 && entry)
-                rc = try_path(join(entry, ".debug", ""), bid, bid_len, c, out);
-            free(entry);
-            if (rc == 0)
-                return 0;
-        }
+        if (strlen(hex) >= 4 &&
+            (try_path(pc_buildid_path(dir, hex, ""), bid, bid_len, c, out) == 0 ||
+             try_path(pc_buildid_path(dir, hex, ".debug"), bid, bid_len, c, out) == 0))
+            return 0;
         if (path && *path) {
             const char *sep = path[0] == '/' ? "" : "/";
             if (try_path(join(dir, sep, path), bid, bid_len, c, out) == 0)
@@ -416,22 +394,11 @@ static int debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bid
     pc_buildid_hex(bid, pc_buildid_trimmed_len(bid, bid_len), hex);
     if (strlen(hex) < 4)
         return 0;
-    char sub[8];
-    snprintf(sub, sizeof sub, "/%.2s/", hex);
     char *home_debug;
     const char *dir = cache_dir(where, &home_debug);
-    char *paths[2] = { NULL, NULL };
-    char *base = dir ? join(dir, "/.build-id", sub) : NULL;
-    if (base) {
-        char *entry = join(base, hex + 2, "");
-        paths[0] = entry ? join(entry, "/debug", "") : NULL;
-        free(entry);
-    }
-    free(base);
+    char *paths[2] = { dir ? pc_buildid_path(dir, hex, "/debug") : NULL,
+                       pc_buildid_path("/usr/lib/debug", hex, ".debug") };
     free(home_debug);
-    base = join("/usr/lib/debug/.build-id", sub, hex + 2);
-    paths[1] = base ? join(base, ".debug", "") : NULL;
-    free(base);
     int got = 0;
     for (int i = 0; i < 2; i++) {
         candidate c;
