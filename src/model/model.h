@@ -65,12 +65,16 @@ enum pc_exec {
     PC_EXEC_ART = 3,
 };
 
-/* What an unnamed frame's address is (frame.unnamed). */
+/* What a frame's address is, for the symbolizer (frame.unnamed). */
 enum pc_addr {
     PC_ADDR_NONE = 0,    /* named, or nothing to look it up by */
     PC_ADDR_VADDR = 1,   /* a virtual address as the ELF file states it */
     PC_ADDR_OFFSET = 2,  /* an offset in the file */
+    /* Or'ed to VADDR or OFFSET: the input named the frame already; its
+     * binary's DWARF may still add the inline chain and the line. */
+    PC_ADDR_NAMED = 4,
 };
+#define PC_ADDR_KIND(u) ((u) & 3)
 
 /* What a sample's weight measures. */
 enum pc_unit {
@@ -132,9 +136,11 @@ struct pc_profile {
         uint32_t *func;
         uint64_t *addr;
         uint8_t *cat, *exec;
-        /* enum pc_addr: for a frame the input could not name (its name is
-         * made from the address), what addr is in its resource's file, so
-         * that the symbolizer can name it; PC_ADDR_NONE otherwise. */
+        /* enum pc_addr: what addr is in its resource's file, for the
+         * symbolizer: for a frame the input could not name (its name is
+         * made from the address), or, with PC_ADDR_NAMED, for one it named
+         * (DWARF may add lines and inlined functions); PC_ADDR_NONE when
+         * there is nothing to look up.  The symbolizer clears it. */
         uint8_t *unnamed;
         uint32_t *line;    /* source line in its function's file, 0: unknown */
         size_t n, cap;

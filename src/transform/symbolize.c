@@ -4,7 +4,11 @@
  * a file whose build id differs (symbol/elf.h).  Where the binary (or its
  * debug file) has DWARF, an address in inlined code becomes the chain of
  * functions inlined there, as addr2line -i gives it (symbol/dwarf.h).
- * Each file is read once, for all the frames of its resource. */
+ * A frame the input named already (PC_ADDR_NAMED) gets the chain and the
+ * line too, but only from a file whose symbol table gives it the same
+ * name: inputs without build ids are matched by path, and a wrong file
+ * must not rename what was right.  Each file is read once, for all the
+ * frames of its resource. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +50,7 @@ typedef struct per_res {
     pc_elf *elf;
     pc_dwarf *dwarf;
     uint8_t tried, dwarf_tried;
-    size_t named, unnamed;
+    uint8_t wanted;  /* it has frames without names */
 } per_res;
 
 /* The deepest inline chain taken from DWARF. */
@@ -119,14 +123,14 @@ static pc_elf *open_res(pc_profile *p, const pc_symfind *where, uint32_t res)
 }
 
 /* One line: how many frames were named and from which files, and the
- * build ids (or paths) of the files not found. */
+ * build ids (or paths) of the files not found for unnamed frames. */
 static void summary(pc_profile *p, const pc_options *o, const per_res *r, size_t named,
-                    size_t total)
+                    size_t total, size_t placed)
 {
-    char files[512] = "", missing[512] = "";
+    char files[512] = "", missing[512] = "", extra[96] = "";
     size_t nf = 0, nm = 0, uf = 0, um = 0;
     for (size_t i = 0; i < p->res.n; i++) {
-        if (!r[i].tried)
+        if (!r[i].tried || (!r[i].elf && !r[i].wanted))
             continue;
         const char *what;
         char *list = r[i].elf ? files : missing;
@@ -145,9 +149,30 @@ static void summary(pc_profile *p, const pc_options *o, const per_res *r, size_t
                 *used += (size_t)n < 512 - *used ? (size_t)n : 512 - *used - 1;
         }
     }
-    pc_log(o, named ? PC_LOG_NOTICE : PC_LOG_WARN,
-           "symbols: named %zu of %zu unnamed frames from %zu files%s%s%s%s%s", named, total,
-           nf, nf ? " (" : "", files, nf ? ")" : "", nm ? "; not found: " : "", missing);
+    if (placed)
+        snprintf(extra, sizeof extra, "; lines and inline chains for %zu named frames", placed);
+    pc_log(o, named || placed || !total ? PC_LOG_NOTICE : PC_LOG_WARN,
+           "symbols: named %zu of %zu unnamed frames from %zu files%s%s%s%s%s%s", named, total,
+           nf, nf ? " (" : "", files, nf ? ")" : "", extra, nm ? "; not found: " : "",
+           missing);
+}
+
+/* Whether the symbol e has at vaddr reads as the function frame f has:
+ * then e is the file the input named f from. */
+static int same_symbol(const pc_profile *p, const pc_options *o, pc_elf *e, uint32_t f,
+                       uint64_t vaddr)
+{
+    uint64_t start;
+    const char *raw = pc_elf_symbol(e, vaddr, &start);
+    if (!raw)
+        return 0;
+    char *dm = o->mangled ? NULL : pc_demangle(raw);
+    const char *s = dm ? dm : raw;
+    uint32_t name = p->func.name[p->frame.func[f]];
+    size_t n = strlen(s);
+    int same = n == pc_str_len(&p->str, name) && memcmp(s, pc_str(&p->str, name), n) == 0;
+    free(dm);
+    return same;
 }
 
 int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
@@ -155,11 +180,13 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
     /* The filesystem is looked at only when asked to. */
     if (!o->symbol_dirs.n && !(o->symfs && *o->symfs))
         return PC_OK;
-    size_t total = 0;
-    for (size_t f = 0; f < p->frame.n; f++)
-        total += p->frame.unnamed[f] != PC_ADDR_NONE;
-    if (!total) {
-        pc_log(o, PC_LOG_INFO, "symbols: every frame already has a name");
+    size_t total = 0, refinable = 0;
+    for (size_t f = 0; f < p->frame.n; f++) {
+        total += p->frame.unnamed[f] && !(p->frame.unnamed[f] & PC_ADDR_NAMED);
+        refinable += (p->frame.unnamed[f] & PC_ADDR_NAMED) != 0;
+    }
+    if (!total && !refinable) {
+        pc_log(o, PC_LOG_INFO, "symbols: no frame has an address in a binary to look up");
         return PC_OK;
     }
     per_res *r = calloc(p->res.n + 1, sizeof *r);
@@ -174,15 +201,18 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
         return nomem(err);
     }
     pc_symfind where = pc_symfind_of(o);
-    size_t named = 0;
+    size_t named = 0, placed = 0;
     int failed = 0;
     for (size_t f = 0; f < n_frames && !failed; f++) {
-        int kind = p->frame.unnamed[f];
+        int had = p->frame.unnamed[f];
+        int kind = PC_ADDR_KIND(had), was_named = (had & PC_ADDR_NAMED) != 0;
         if (kind == PC_ADDR_NONE || p->frame.func[f] == PC_NONE)
             continue;
+        p->frame.unnamed[f] = was_named ? PC_ADDR_NONE : (uint8_t)had;
         uint32_t res = p->func.res[p->frame.func[f]];
         if (res == PC_NONE)
             continue;
+        r[res].wanted |= !was_named;
         if (!r[res].tried) {
             r[res].tried = 1;
             r[res].elf = open_res(p, &where, res);
@@ -197,20 +227,23 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
             if (!r[res].dwarf && pc_elf_symbol_path(e) != pc_elf_path(e))
                 r[res].dwarf = pc_dwarf_open(pc_elf_path(e));
         }
+        if (was_named) {
+            if (r[res].dwarf && same_symbol(p, o, e, (uint32_t)f, vaddr) &&
+                name_from_dwarf(p, o, r[res].dwarf, (uint32_t)f, res, vaddr, &in, &failed))
+                placed++;
+            continue;
+        }
         if (r[res].dwarf &&
             name_from_dwarf(p, o, r[res].dwarf, (uint32_t)f, res, vaddr, &in, &failed)) {
             p->frame.unnamed[f] = PC_ADDR_NONE;
-            r[res].named++;
             named++;
             continue;
         }
         if (failed)
             break;
         const char *name = pc_elf_symbol(e, vaddr, &start);
-        if (!name) {
-            r[res].unnamed++;
+        if (!name)
             continue;
-        }
         uint32_t id = shown_name(p, o, name);
         uint32_t func = id == PC_NONE ? PC_NONE : pc_func(p, id, res);
         if (func == PC_NONE) {
@@ -219,13 +252,12 @@ int pc_symbolize(pc_profile *p, const pc_options *o, pc_error *err)
         }
         p->frame.func[f] = func;
         p->frame.unnamed[f] = PC_ADDR_NONE;
-        r[res].named++;
         named++;
     }
     if (!failed && in.n && pc_inline_expand(p, &in, n_frames) < 0)
         failed = 1;
     if (!failed)
-        summary(p, o, r, named, total);
+        summary(p, o, r, named, total, placed);
     free_res(r, p->res.n);
     free(in.first);
     free(in.count);

@@ -703,8 +703,8 @@ static uint32_t model_frame(finisher *f, pd_build *b, const ent *e)
     uint32_t id = pc_add_frame(p, pc_func(p, fname, res), e->vaddr, (uint8_t)cat, e->exec);
     if (id == PC_NONE || p->oom)
         return PC_NONE;
-    if (e->name == PC_NONE)
-        p->frame.unnamed[id] = e->addr;
+    p->frame.unnamed[id] = (uint8_t)(e->name == PC_NONE || e->addr == PC_ADDR_NONE
+                                         ? e->addr : e->addr | PC_ADDR_NAMED);
     /* Frames are made here alone, so their ids follow the keys'. */
     f->fr.key[f->fr.n++] = k;
     pc_htab_insert(&f->fr.idx, &pr, id);

@@ -354,6 +354,9 @@ static int frame_names(pf_reader *r, const symbols *sy, deobf *d, uint32_t f, si
         int got = d->frame_pkg ? deobfuscate(r, d, f, name, 0, out) : 0;
         if (got < 0 || (got == 0 && sids_push(out, name) < 0))
             return -1;
+        /* A name alone: the binary's DWARF may add lines and inlines. */
+        if (!got && map != PC_NONE && r->fr.kind[f] != KIND_SYNTHETIC)
+            p->frame.unnamed[f] = PC_ADDR_VADDR | PC_ADDR_NAMED;
         return 0;
     }
     /* traced_perf's rel_pc is an address as the ELF file states it

@@ -6,6 +6,13 @@
  * "comm [pid/]tid [[cpu]]", what follows it "[period] event: [rest]".
  * Symbols may hold spaces and parentheses (C++), so a frame's dso is the
  * last balanced parenthesised group of its line.
+ *
+ * What a frame's address is differs by line: a callchain line gives the
+ * offset in the dso's file (perf's map_ip), and so does "(dso+0x...)"
+ * (-F +dsoff), but the frame on the header line of a sample without a
+ * callchain gives the ip as it ran.  That one is brought back to its file
+ * through the mappings --show-mmap-events prints, when they are there; the
+ * symbolizer (--symbols) then has a file offset for every user-space frame.
  */
 #include "base/grow.h"
 #include "read/perfscript/perfscript.h"
@@ -41,6 +48,8 @@ typedef struct ps_header {
 typedef struct ps_frame {
     uint64_t addr;
     span sym, dso;
+    int inlined;    /* perf script --inline's "(inlined)" */
+    int offset;     /* addr is an offset in the dso's file */
 } ps_frame;
 
 static int is_space(char c)
@@ -193,6 +202,22 @@ static int parse_header(const char *line, size_t len, ps_header *h)
     return 1;
 }
 
+/* Takes "+0x1a2b" off the end of dso into *off; 0 when it has none. */
+static int dso_offset(span *dso, uint64_t *off)
+{
+    size_t j = dso->n;
+    uint64_t v = 0;
+    while (j > 0 && pc_hex_digit((unsigned char)dso->s[j - 1]) >= 0)
+        j--;
+    if (j == dso->n || dso->n - j > 16 || j < 4 || memcmp(dso->s + j - 3, "+0x", 3) != 0)
+        return 0;
+    for (size_t k = j; k < dso->n; k++)
+        v = v << 4 | (uint64_t)pc_hex_digit((unsigned char)dso->s[k]);
+    dso->n = j - 3;
+    *off = v;
+    return 1;
+}
+
 /* Parses "addr sym[+0xoff] (dso)"; 0 if the text is not a frame. */
 static int parse_frame(const char *s, size_t len, ps_frame *f)
 {
@@ -213,9 +238,11 @@ static int parse_frame(const char *s, size_t len, ps_frame *f)
         return 0;
     f->addr = addr;
     f->dso = (span){NULL, 0};
+    f->inlined = f->offset = 0;
     const char *sym_end = e;
     /* perf --inline marks inlined functions; they are frames like any. */
     if (e - q >= 10 && memcmp(e - 10, " (inlined)", 10) == 0) {
+        f->inlined = 1;
         e -= 10;
         while (e > q && is_space(e[-1]))
             e--;
@@ -234,6 +261,12 @@ static int parse_frame(const char *s, size_t len, ps_frame *f)
                 break;
             }
         }
+    }
+    /* "(dso+0x1a2b)" of -F +dsoff: the file offset. */
+    uint64_t off;
+    if (f->dso.n && dso_offset(&f->dso, &off)) {
+        f->addr = off;
+        f->offset = 1;
     }
     span sym = trim(q, sym_end);
     /* "name+0x1a": the offset into the symbol goes, the address stays. */
@@ -320,7 +353,21 @@ typedef struct reader {
      * it may begin, 1 inside it, 2 once it is over or cannot begin. */
     int header_block;
 
+    /* Mappings of --show-mmap-events, oldest first; paths in map_text. */
+    struct {
+        int64_t *pid;
+        uint64_t *start, *end, *pgoff;
+        size_t *path, *path_len;
+        size_t n, cap;
+        char *text;
+        size_t text_n, text_cap;
+        size_t hit;        /* the last one a look-up found, or n */
+        int64_t hit_pid;   /* for the process it was looked up for */
+    } maps;
+
+    int inlined;           /* some frame was marked "(inlined)" */
     size_t samples, side_records, extra_lines, no_period, no_pid;
+    size_t unmapped;       /* header-line frames with no file offset */
     pc_skips skipped;      /* with keep_going: damaged lines */
 } reader;
 
@@ -454,13 +501,138 @@ static uint32_t symbol_name(reader *r, uint32_t raw)
     return to;
 }
 
+/* Reads "PID/TID: [0xSTART(0xLEN) @ PGOFF ...]: PROT PATH", what follows
+ * PERF_RECORD_MMAP or PERF_RECORD_MMAP2; 0 when the text is otherwise. */
+static int parse_mmap(const char *s, const char *e, int64_t *pid, uint64_t *start,
+                      uint64_t *len, uint64_t *pgoff, span *path)
+{
+    while (s < e && is_space(*s))
+        s++;
+    int neg = s < e && *s == '-';
+    const char *d = s + neg, *q = d;
+    uint64_t v = 0;
+    while (q < e && is_digit(*q) && v < (UINT64_C(1) << 60))
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    if (q == d || q == e || *q != '/')
+        return 0;
+    *pid = neg ? -(int64_t)v : (int64_t)v;
+    const char *b = memchr(q, '[', (size_t)(e - q));
+    if (!b)
+        return 0;
+    uint64_t *out[3] = {start, len, pgoff};
+    const char *stop = "()";
+    q = b + 1;
+    for (int i = 0; i < 3; i++) {
+        while (q < e && (is_space(*q) || *q == ')' || *q == '@'))
+            q++;
+        if (e - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+            q += 2;
+        const char *h = q;
+        v = 0;
+        while (q < e && pc_hex_digit((unsigned char)*q) >= 0 && !(v >> 60))
+            v = v << 4 | (uint64_t)pc_hex_digit((unsigned char)*q++);
+        if (q == h || q == e || (i < 2 && *q != stop[i]) || (i == 2 && !is_space(*q) && *q != ']'))
+            return 0;
+        *out[i] = v;
+        if (i < 2)
+            q++;
+    }
+    const char *c = memchr(q, ']', (size_t)(e - q));
+    if (!c || e - c < 3 || c[1] != ':')
+        return 0;
+    q = c + 2;
+    span prot;
+    if (!next_token(&q, e, &prot))
+        return 0;
+    *path = trim(q, e);
+    return path->n > 0;
+}
+
+/* Keeps a mapping of a PERF_RECORD_MMAP line; a line that does not read
+ * as one is counted with the other side-band records. */
+static int add_mmap(reader *r, const char *s, const char *e)
+{
+    int64_t pid;
+    uint64_t start, len, pgoff;
+    span path;
+    if (!parse_mmap(s, e, &pid, &start, &len, &pgoff, &path) || path.s[0] == '[' ||
+        start + len < start)
+        return PC_OK;
+    struct pc_col cols[] = {PC_COL(r->maps.pid), PC_COL(r->maps.start), PC_COL(r->maps.end),
+                            PC_COL(r->maps.pgoff), PC_COL(r->maps.path),
+                            PC_COL(r->maps.path_len)};
+    if (pc_grow_cols(&r->maps.cap, r->maps.n + 1, cols, 6) < 0 ||
+        pc_grow(&r->maps.text, &r->maps.text_cap, r->maps.text_n + path.n, 1, 4096) < 0)
+        return nomem(r);
+    size_t i = r->maps.n++;
+    r->maps.pid[i] = pid;
+    r->maps.start[i] = start;
+    r->maps.end[i] = start + len;
+    r->maps.pgoff[i] = pgoff;
+    r->maps.path[i] = r->maps.text_n;
+    r->maps.path_len[i] = path.n;
+    memcpy(r->maps.text + r->maps.text_n, path.s, path.n);
+    r->maps.text_n += path.n;
+    r->maps.hit = r->maps.n;
+    return PC_OK;
+}
+
+static int maps_holds(const reader *r, size_t i, uint64_t ip, span dso)
+{
+    return ip >= r->maps.start[i] && ip < r->maps.end[i] && r->maps.path_len[i] == dso.n &&
+           memcmp(r->maps.text + r->maps.path[i], dso.s, dso.n) == 0;
+}
+
+/* The newest mapping of dso that holds ip in process pid, else in any
+ * process (perf script prints no pid by default, and a thread's tid then
+ * stands in for it), or maps.n.  Samples mostly hit the mapping the
+ * previous one hit. */
+static size_t mapping_at(reader *r, int64_t pid, uint64_t ip, span dso)
+{
+    size_t h = r->maps.hit;
+    if (h < r->maps.n && r->maps.hit_pid == pid && maps_holds(r, h, ip, dso))
+        return h;
+    size_t any = r->maps.n;
+    for (size_t i = r->maps.n; i-- > 0;) {
+        if (!maps_holds(r, i, ip, dso))
+            continue;
+        if (r->maps.pid[i] == pid) {
+            any = i;
+            break;
+        }
+        if (any == r->maps.n)
+            any = i;
+    }
+    if (any < r->maps.n) {
+        r->maps.hit = any;
+        r->maps.hit_pid = pid;
+    }
+    return any;
+}
+
 /* The model frame of a parsed frame line: frames are told apart by
- * function and address, as perf report does. */
-static uint32_t frame_of(reader *r, const ps_frame *f)
+ * function and address, as perf report does.  header: the frame is the
+ * one of a header line, whose address is the ip as it ran. */
+static uint32_t frame_of(reader *r, const ps_frame *fl, int header)
 {
     pc_profile *p = r->p;
+    ps_frame fv = *fl;
+    const ps_frame *f = &fv;
     span dso = f->dso;
     int unknown_dso = dso.n == 0 || (dso.n == 9 && memcmp(dso.s, "[unknown]", 9) == 0);
+    /* perf's own names ("[kernel.kallsyms]", "[vdso]") are no files. */
+    int in_file = !unknown_dso && dso.s[0] != '[';
+    if (in_file && header && !f->offset) {
+        size_t m = mapping_at(r, r->h.pid, f->addr, dso);
+        if (m < r->maps.n) {
+            fv.addr = f->addr - r->maps.start[m] + r->maps.pgoff[m];
+            fv.offset = 1;
+        } else {
+            r->unmapped++;
+        }
+    } else if (in_file) {
+        fv.offset = 1;
+    }
     /* Writers expect every function to have a resource: a nameless one
      * stands for none. */
     uint32_t res = unknown_dso ? pc_intern(p, "", 0) : pc_intern(p, dso.s, dso.n);
@@ -498,19 +670,25 @@ static uint32_t frame_of(reader *r, const ps_frame *f)
     if (!unknown_dso)
         cat = pc_category_of(pc_str(&p->str, res), pc_str_len(&p->str, res));
     uint32_t id = pc_add_frame(p, func, f->addr, (uint8_t)cat, PC_EXEC_NATIVE);
-    if (id != PC_NONE)
-        pc_htab_insert(&r->frame_idx, &pr, id);
+    if (id == PC_NONE)
+        return id;
+    pc_htab_insert(&r->frame_idx, &pr, id);
+    /* The symbolizer looks a file offset up; a named frame may still get
+     * its line and inlined functions, unless perf gave those already. */
+    if (in_file && f->offset)
+        p->frame.unnamed[id] = unknown_sym ? PC_ADDR_OFFSET : PC_ADDR_OFFSET | PC_ADDR_NAMED;
     return id;
 }
 
-static int add_frame_line(reader *r, const ps_frame *f)
+static int add_frame_line(reader *r, const ps_frame *f, int header)
 {
     /* Frames come leaf first: past the depth limit they are only counted. */
     if (r->p->depth.max && r->n_chain >= r->p->depth.max) {
         r->n_beyond++;
         return PC_OK;
     }
-    uint32_t fr = frame_of(r, f);
+    r->inlined |= f->inlined;
+    uint32_t fr = frame_of(r, f, header);
     if (fr == PC_NONE)
         return nomem(r);
     if (pc_grow(&r->chain, &r->chain_cap, r->n_chain + 1, sizeof *r->chain, 64) < 0)
@@ -549,6 +727,17 @@ static int on_header(reader *r, const ps_header *h)
     if ((h->event.n > 12 && memcmp(h->event.s, "PERF_RECORD_", 12) == 0) ||
         (!h->event.n && h->rest.n > 12 && memcmp(h->rest.s, "PERF_RECORD_", 12) == 0)) {
         r->side_records++;
+        /* The name, then what it says. */
+        const char *s = h->event.n ? h->event.s : h->rest.s;
+        const char *e = h->rest.s + h->rest.n;
+        if (e - s > 16 && memcmp(s, "PERF_RECORD_MMAP", 16) == 0) {
+            s += 16;
+            while (s < e && !is_space(*s))
+                s++;
+            if (h->event.n && h->rest.n)
+                s = h->rest.s;
+            return add_mmap(r, s, e);
+        }
         return PC_OK;
     }
     r->h = *h;
@@ -569,7 +758,7 @@ static int on_header(reader *r, const ps_header *h)
     /* Without callchains, the frame shares the header's line. */
     ps_frame f;
     if (h->rest.n && parse_frame(h->rest.s, h->rest.n, &f) && f.dso.n)
-        return add_frame_line(r, &f);
+        return add_frame_line(r, &f, 1);
     return PC_OK;
 }
 
@@ -582,6 +771,13 @@ static void free_reader(reader *r)
     free(r->dm_to);
     free(r->chain);
     free(r->last_event_buf);
+    free(r->maps.pid);
+    free(r->maps.start);
+    free(r->maps.end);
+    free(r->maps.pgoff);
+    free(r->maps.path);
+    free(r->maps.path_len);
+    free(r->maps.text);
 }
 
 int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
@@ -616,7 +812,7 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
         } else if (r.open && line[0] == '\t') {
             ps_frame f;
             if (parse_frame(line, len, &f) && (f.dso.n || f.sym.n))
-                st = add_frame_line(&r, &f);
+                st = add_frame_line(&r, &f, 0);
             else
                 r.extra_lines++;
         } else {
@@ -626,7 +822,7 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
             } else if (r.open && is_space(line[0])) {
                 ps_frame f;
                 if (parse_frame(line, len, &f) && f.dso.n)
-                    st = add_frame_line(&r, &f);
+                    st = add_frame_line(&r, &f, 0);
                 else
                     r.extra_lines++;
             } else {
@@ -659,6 +855,14 @@ int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_erro
     if (st == PC_OK && r.no_pid)
         pc_log(o, PC_LOG_NOTICE, "%zu samples carry no process id, so each thread is shown as "
                "a process of its own: perf script -F +pid prints the ids", r.no_pid);
+    /* perf script --inline named the inlined functions already. */
+    for (size_t i = 0; st == PC_OK && r.inlined && i < p->frame.n; i++)
+        if (p->frame.unnamed[i] & PC_ADDR_NAMED)
+            p->frame.unnamed[i] = PC_ADDR_NONE;
+    if (st == PC_OK && r.unmapped && (o->symbol_dirs.n || (o->symfs && *o->symfs)))
+        pc_log(o, PC_LOG_NOTICE, "%zu sample lines give the address as it ran and no mapping "
+               "of its file, so --symbols cannot look it up: perf script --show-mmap-events "
+               "prints the mappings", r.unmapped);
     if (st == PC_OK && r.no_period)
         pc_log(o, PC_LOG_INFO, "%zu samples carry no period (perf script -F without "
                "period): each counts one", r.no_period);

@@ -353,6 +353,9 @@ static int resolve_frames(build *b)
                                sym, b->fr.key[id].file, b->files.nsym[fi]);
         } else {
             fname = b->syms[b->files.sym0[fi] + (size_t)sym];
+            /* Native code: its binary's DWARF may add lines and inlines. */
+            if (p->frame.exec[id] == PC_EXEC_NATIVE)
+                p->frame.unnamed[id] = PC_ADDR_VADDR | PC_ADDR_NAMED;
         }
         if (p->oom)
             return nomem(b);
