@@ -245,6 +245,23 @@ static int try_dirs(const pc_symfind *where, const char *path, const uint8_t *bi
     return -1;
 }
 
+/* The build id of the file at the recorded path (under symfs when one is
+ * given); 0 when there is none or no such file. */
+static size_t recorded_file_build_id(const pc_symfind *where, const char *path, uint8_t *out,
+                                     size_t cap)
+{
+    char *at = where && where->symfs && *where->symfs ? join(where->symfs, "", path)
+                                                      : join(path, "", "");
+    candidate c;
+    size_t n = 0;
+    if (at && candidate_open(at, NULL, 0, &c) == 0) {
+        n = elf_build_id(c.elf, out, cap);
+        candidate_close(&c);
+    }
+    free(at);
+    return n;
+}
+
 /* Finds the binary and leaves it open in *c; its path, or NULL. */
 static char *locate_open(const pc_symfind *where, const char *path, const uint8_t *bid,
                          size_t bid_len, candidate *c)
@@ -255,6 +272,17 @@ static char *locate_open(const pc_symfind *where, const char *path, const uint8_
     if (!version_ok)
         return NULL;
     char *found = NULL;
+    /* Without a recorded build id, a file at the recorded path is the one
+     * the input was made from (perf script named its frames from it): a
+     * copy found elsewhere must carry the same build id. */
+    uint8_t local[PC_BUILDID_MAX];
+    if (!pc_buildid_present(bid, bid_len) && path && path[0] == '/') {
+        size_t n = recorded_file_build_id(where, path, local, sizeof local);
+        if (n) {
+            bid = local;
+            bid_len = n;
+        }
+    }
     if (pc_buildid_present(bid, bid_len)) {
         /* As recorded, then without perf's zero padding to 20 bytes, for
          * the shorter ids (md5, 8-byte xxhash) the cache is named by. */

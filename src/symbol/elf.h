@@ -46,8 +46,10 @@ static inline pc_symfind pc_symfind_of(const pc_options *o)
  * bytes; len 0 when the recording has none), malloc'd; NULL when none is
  * found or when every candidate's build id differs.  Tried in order: the
  * build-id cache, /usr/lib/debug/.build-id, the --symbols folders, symfs +
- * path, path.  A candidate without a build id is taken only when none was
- * recorded. */
+ * path, path.  When none was recorded, the file at symfs + path (or path)
+ * stands for the recording: its build id, if it has one, is asked of the
+ * others.  A candidate without a build id is taken only when no build id
+ * is known. */
 char *pc_elf_locate(const pc_symfind *where, const char *path,
                     const uint8_t *build_id, size_t build_id_len);
 
