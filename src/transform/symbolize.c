@@ -137,7 +137,7 @@ static void summary(pc_profile *p, const pc_options *o, const per_res *r, size_t
         size_t *used = r[i].elf ? &uf : &um;
         if (r[i].elf) {
             nf++;
-            what = pc_elf_path(r[i].elf);
+            what = pc_elf_symbol_path(r[i].elf);
         } else {
             nm++;
             what = p->res.build[i] != PC_NONE && pc_str_len(&p->str, p->res.build[i])
@@ -150,11 +150,14 @@ static void summary(pc_profile *p, const pc_options *o, const per_res *r, size_t
         }
     }
     if (placed)
-        snprintf(extra, sizeof extra, "; lines and inline chains for %zu named frames", placed);
+        snprintf(extra, sizeof extra, "%slines and inline chains for %zu named frames",
+                 total ? "; " : "", placed);
+    char head[96] = "";
+    if (total)
+        snprintf(head, sizeof head, "named %zu of %zu unnamed frames", named, total);
     pc_log(o, named || placed || !total ? PC_LOG_NOTICE : PC_LOG_WARN,
-           "symbols: named %zu of %zu unnamed frames from %zu files%s%s%s%s%s%s", named, total,
-           nf, nf ? " (" : "", files, nf ? ")" : "", extra, nm ? "; not found: " : "",
-           missing);
+           "symbols: %s%s from %zu files%s%s%s%s%s", head, extra, nf, nf ? " (" : "", files,
+           nf ? ")" : "", nm ? "; not found: " : "", missing);
 }
 
 /* Whether the symbol e has at vaddr reads as the function frame f has:
