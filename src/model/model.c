@@ -60,6 +60,7 @@ void pc_profile_free(pc_profile *p)
     free(p->thread.pid);
     free(p->thread.tid);
     free(p->thread.name);
+    free(p->thread.diff);
     free(p->sample.thread);
     free(p->sample.stack);
     free(p->sample.time);
@@ -171,14 +172,15 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name)
 {
     struct pc_col cols[] = {PC_COL(p->thread.pid), PC_COL(p->thread.tid),
-                            PC_COL(p->thread.name)};
+                            PC_COL(p->thread.name), PC_COL(p->thread.diff)};
     if (p->oom || p->thread.n >= PC_NONE - 1 ||
-        pc_grow_cols(&p->thread.cap, p->thread.n + 1, cols, 3) < 0)
+        pc_grow_cols(&p->thread.cap, p->thread.n + 1, cols, 4) < 0)
         return pc_oom(p);
     uint32_t id = (uint32_t)p->thread.n++;
     p->thread.pid[id] = pid;
     p->thread.tid[id] = tid;
     p->thread.name[id] = name;
+    p->thread.diff[id] = 0;
     return id;
 }
 

@@ -151,6 +151,10 @@ struct pc_profile {
     struct {
         int64_t *pid, *tid;
         uint32_t *name;
+        /* 1 for a comparison thread (pc_diff_profiles): its samples of
+         * negative weight are the base's, negated; the others the new
+         * input's. */
+        uint8_t *diff;
         size_t n, cap;
     } thread;
 

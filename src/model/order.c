@@ -209,6 +209,7 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
             p->thread.pid[kept] = p->thread.pid[t];
             p->thread.tid[kept] = p->thread.tid[t];
             p->thread.name[kept] = p->thread.name[t];
+            p->thread.diff[kept] = p->thread.diff[t];
             kept++;
         }
     }
