@@ -285,6 +285,8 @@ enum pc_format {
                                expect .pb.gz) */
     PC_FORMAT_SPEEDSCOPE = 5, /* speedscope's JSON file format: one sampled
                                  profile per thread, shared frames */
+    PC_FORMAT_SVG = 6,      /* an interactive flame graph, one per thread */
+    PC_FORMAT_TEXT = 7,     /* a summary for an 80-column terminal */
 };
 
 /* What folded lines start with (bits; 0: the stack alone). */

@@ -19,6 +19,11 @@ static const pc_format_desc formats[] = {
      {{".pb.gz", 1}, {".pb", 0}, {".pprof", 1}, {".pprof.gz", 1}}, 1, 0, 1, pc_write_pprof},
     {PC_FORMAT_SPEEDSCOPE, "speedscope", "speedscope", ".speedscope.json",
      {{".speedscope.json", 0}, {".speedscope.json.gz", 1}}, 0, 1, 1, pc_write_speedscope},
+    {PC_FORMAT_SVG, "svg", "an SVG flame graph", ".svg", {{".svg", 0}, {".svg.gz", 1}}, 0, 0, 1,
+     pc_write_svg},
+    /* No ending selects text: ".txt" names say nothing of their content,
+     * and the summary is meant for the terminal. */
+    {PC_FORMAT_TEXT, "text", "a text summary", ".txt", {{NULL, 0}}, 0, 0, 1, pc_write_text},
 };
 
 #define N_FORMATS (sizeof formats / sizeof *formats)

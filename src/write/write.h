@@ -18,6 +18,8 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 int pc_write_speedscope(const pc_profile *p, const pc_write_options *o, pc_sink *s,
                         pc_error *err);
+int pc_write_svg(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
+int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err);
 
 /* Model frames and stacks merged into what the Firefox Profiler's formats
  * express: its frames carry no address, so model frames of one function
