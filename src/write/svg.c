@@ -464,9 +464,7 @@ static int write_graph(svg *v, const graph *g, int y)
 }
 
 static const char script[] =
-    "<script><![CDATA[\n"
     "'use strict';\n"
-    "const W = %d, PAD = %d, CW = %g;\n"
     "function label(name, w) {\n"
     "  const n = Math.floor((w - 6) / CW);\n"
     "  if (w <= 8 || n < 3) return '';\n"
@@ -512,7 +510,7 @@ static const char script[] =
     "    }\n"
     "    const total = +graph.dataset.total;\n"
     "    graph.querySelector('text.m').textContent =\n"
-    "      term === '' ? '' : 'Matched: ' + (total > 0 ? (100 * sum / total).toFixed(2) : '0') + '%%';\n"
+    "      term === '' ? '' : 'Matched: ' + (total > 0 ? (100 * sum / total).toFixed(2) : '0') + '%';\n"
     "  }\n"
     "  document.getElementById('clear').style.display = term === '' ? 'none' : '';\n"
     "}\n"
@@ -686,7 +684,8 @@ int pc_write_svg(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_
            "height=\"%d\" viewBox=\"0 0 %d %d\">\n",
         SVG_WIDTH, y, SVG_WIDTH, y);
     sink_write(s, style, sizeof style - 1);
-    out(s, script, SVG_WIDTH, PAD, CHAR_W);
+    out(s, "<script><![CDATA[\nconst W = %d, PAD = %d, CW = %g;\n", SVG_WIDTH, PAD, CHAR_W);
+    sink_write(s, script, sizeof script - 1);
     out(s, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fafafa\"/>\n"
            "<text id=\"title\" x=\"%d\" y=\"20\">", PAD);
     put_esc(s, title, 110);
