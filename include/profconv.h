@@ -203,6 +203,10 @@ typedef struct pc_options {
      * and what to show of it (enum pc_heap_measure). */
     int heap_dump;
     int heap_measure;
+    /* With heap_dump, a dump to subtract (1 for the first; 0, the
+     * default: none): each callsite shows what it added between this dump
+     * and heap_dump, which must come later. */
+    int heap_dump_base;
 
     /* Convert what is valid in a damaged input instead of failing: skip
      * damaged records (simpleperf), packets (Perfetto) or lines (perf
@@ -255,6 +259,45 @@ int pc_convert(pc_input *in, const pc_options *o, pc_profile **out,
 
 /* Releases a profile; NULL is allowed. */
 void pc_profile_free(pc_profile *p);
+
+/* Moves the n profiles in[] into one, *out, and releases them (in[] is
+ * left all NULL, whatever the result).  Each keeps its threads; with
+ * labels (NULL: none), input i's processes are named "LABELS[i]: name",
+ * and a pid an earlier input holds already is moved up by 10,000,000 per
+ * input that holds it, so processes stay apart.  Times share one timeline
+ * when every input has a wall clock, else each input starts where the
+ * first starts.  merge_runs folds the threads of one name in processes of
+ * one name into one (runs of one program), labels aside.  o (NULL
+ * allowed) receives the log lines.  Returns PC_OK, or PC_ENOMEM. */
+int pc_profiles_combine(pc_profile **in, const char *const *labels, size_t n, int merge_runs,
+                        const pc_options *o, pc_profile **out, pc_error *err);
+
+/* The comparison of base and next, *out: both inputs' threads, their
+ * processes named "base: ..." and "new: ...", aligned at their starts,
+ * and one more thread, "Diff between base and new", whose samples are the
+ * base's with their weights negated and the new input's as they are (the
+ * Firefox Profiler's comparison thread: its call tree shows each
+ * function's change).  Releases base and next, whatever the result.
+ * PC_EINPUT when a side has no samples or the two measure different
+ * things (time against event counts). */
+int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc_profile **out,
+                     pc_error *err);
+
+/* One function of a comparison (pc_profiles_diff): its shares of each
+ * side's total weight, 0 to 1; self is the weight of samples it is the
+ * leaf of, total of samples whose stack holds it.  name points into the
+ * profile and lives as long as it. */
+typedef struct pc_diff_row {
+    const char *name;
+    double base_self, new_self;
+    double base_total, new_total;
+} pc_diff_row;
+
+/* The functions of comparison profile p, by name, the largest change of
+ * self share first (then of total share, then by name), in a new array
+ * *rows of *n entries that the caller frees; *n is 0 when p is no
+ * comparison.  PC_OK, or PC_ENOMEM. */
+int pc_diff_rows(const pc_profile *p, pc_diff_row **rows, size_t *n, pc_error *err);
 
 /* Counts describing a converted profile. */
 typedef struct pc_summary {

@@ -101,11 +101,13 @@ void jw_int(jw *w, int64_t v)
     sink_advance(w->s, n + put_u64(p + n, u));
 }
 
-void jw_ms(jw *w, uint64_t ns)
+static void put_ms(jw *w, uint64_t ns, int negative)
 {
-    value_start(w);
     uint8_t *p = sink_reserve(w->s, 32);
-    size_t n = put_u64(p, ns / 1000000);
+    size_t n = 0;
+    if (negative)
+        p[n++] = '-';
+    n += put_u64(p + n, ns / 1000000);
     uint32_t frac = (uint32_t)(ns % 1000000);
     if (frac) {
         int digits = 6;
@@ -121,6 +123,18 @@ void jw_ms(jw *w, uint64_t ns)
         n += (size_t)digits;
     }
     sink_advance(w->s, n);
+}
+
+void jw_ms(jw *w, uint64_t ns)
+{
+    value_start(w);
+    put_ms(w, ns, 0);
+}
+
+void jw_ms_signed(jw *w, int64_t ns)
+{
+    value_start(w);
+    put_ms(w, ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns, ns < 0);
 }
 
 void jw_str_part(jw *w, const char *str, size_t len)

@@ -39,6 +39,8 @@ void jw_int(jw *w, int64_t v);
 void jw_uint(jw *w, uint64_t v);
 /* ns as milliseconds: 1234567 -> 1.234567, 2000000 -> 2 */
 void jw_ms(jw *w, uint64_t ns);
+/* The same for a signed ns: -1500000 -> -1.5 */
+void jw_ms_signed(jw *w, int64_t ns);
 void jw_str(jw *w, const char *s, size_t len);
 void jw_cstr(jw *w, const char *s);
 

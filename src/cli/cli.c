@@ -15,10 +15,12 @@
 
 #include "base/escape.h"
 #include "cli/cli.h"
+#include "cli/gate.h"
 #include "cli/view.h"
 #include "profconv.h"
 
-enum { EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_IO = 3 };
+/* The gate's failure is the usual 1 of a failed check in CI. */
+enum { EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_IO = 3, EXIT_GATE = 1 };
 
 static int quiet, verbose;
 /* The input's name as messages show it: escaped (see say()). */
@@ -210,6 +212,23 @@ static char *default_output(const char *input, const char *ext)
     return out;
 }
 
+/* name (which ends in ext) with ".diff" before ext, in place of name
+ * (freed): "app.json.gz" -> "app.diff.json.gz". */
+static char *diff_name(char *name, const char *ext)
+{
+    size_t n = strlen(name), e = strlen(ext);
+    if (e > n || strcmp(name + n - e, ext) != 0)
+        e = 0;
+    char *out = malloc(n + 6);
+    if (out) {
+        memcpy(out, name, n - e);
+        memcpy(out + n - e, ".diff", 5);
+        memcpy(out + n - e + 5, name + n - e, e + 1);
+    }
+    free(name);
+    return out;
+}
+
 static int same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
@@ -320,7 +339,7 @@ enum {
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_SYMFS, OPT_SYMBOLS, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
     OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
     OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
-    OPT_OPEN, OPT_NO_OPEN, OPT_PROFILER_URL,
+    OPT_OPEN, OPT_NO_OPEN, OPT_PROFILER_URL, OPT_MERGE_RUNS, OPT_FAIL_ABOVE,
 };
 
 /* Edit distance of a and b (b at most 63 bytes: a longer a is too far
@@ -446,6 +465,8 @@ int main(int argc, char **argv)
         {"open", no_argument, NULL, OPT_OPEN},
         {"no-open", no_argument, NULL, OPT_NO_OPEN},
         {"profiler-url", required_argument, NULL, OPT_PROFILER_URL},
+        {"merge-runs", no_argument, NULL, OPT_MERGE_RUNS},
+        {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -461,6 +482,10 @@ int main(int argc, char **argv)
      * (view.c); --open: serve it after writing the file. */
     int view = 0, open_after = 0, no_open = 0;
     const char *profiler_url = NULL;
+    /* diff: compare two inputs (gate.c checks --fail-above); several
+     * inputs otherwise make one profile. */
+    int diff = 0, merge_runs = 0;
+    static cli_gate gate;
     /* Static: they stay reachable until exit, whatever path main takes. */
     static idlist pids, xpids, tids, xtids;
     static strlist pnames, xpnames, tnames, xtnames;
@@ -480,6 +505,11 @@ int main(int argc, char **argv)
      * ./view. */
     if (argc > 1 && strcmp(argv[1], "view") == 0) {
         view = 1;
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    } else if (argc > 1 && strcmp(argv[1], "diff") == 0) {
+        diff = 1;
         argv[1] = argv[0];
         argv++;
         argc--;
@@ -547,12 +577,25 @@ int main(int argc, char **argv)
                                    optarg);
             break;
         case OPT_HEAP_DUMP: {
+            /* N, or A..B: what B added since A (B empty: the last). */
             char *end;
             errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (errno || *end || end == optarg || v < 1 || v > INT_MAX)
-                return usage_error("--heap-dump needs a number >= 1, not '%s'", optarg);
+            long a = 0, v = strtol(optarg, &end, 10);
+            if (!errno && end != optarg && end[0] == '.' && end[1] == '.') {
+                a = v < 1 ? -1 : v;
+                const char *b = end + 2;
+                v = *b ? strtol(b, &end, 10) : 0;
+                if (*b && (end == b || v <= a))
+                    v = -1;
+                if (!*b)
+                    end = (char *)b;
+            }
+            if (errno || *end || end == optarg || v < 0 || (v == 0 && !a) || a < 0 ||
+                v > INT_MAX || a > INT_MAX)
+                return usage_error("--heap-dump needs a number >= 1, or A..B (B later than "
+                                   "A, or left out for the last), not '%s'", optarg);
             opt.heap_dump = (int)v;
+            opt.heap_dump_base = (int)a;
             break;
         }
         case OPT_FOLDED_PREFIX: {
@@ -586,6 +629,12 @@ int main(int argc, char **argv)
         case OPT_KEEP_GOING: opt.keep_going = 1; break;
         case OPT_OPEN: open_after = 1; break;
         case OPT_NO_OPEN: no_open = 1; break;
+        case OPT_MERGE_RUNS: merge_runs = 1; break;
+        case OPT_FAIL_ABOVE:
+            if (cli_gate_add(&gate, optarg) != 0)
+                return usage_error("--fail-above needs a number of percentage points, or "
+                                   "NAME:POINTS, not '%s'", optarg);
+            break;
         case OPT_PROFILER_URL:
             if (!cli_view_url_ok(optarg))
                 return usage_error("--profiler-url needs an http:// or https:// address, "
@@ -631,11 +680,24 @@ int main(int argc, char **argv)
             return usage_error("'%s' is not a comma-separated list of ids", optarg);
     }
     if (optind >= argc)
-        return usage_error("%s", "no input file given");
-    if (optind + 1 < argc)
-        return usage_error("only one input file is accepted ('%s' is extra)",
-                           argv[optind + 1]);
-    const char *input = argv[optind];
+        return usage_error("%s", diff ? "diff needs two inputs: BASE NEW"
+                                      : "no input file given");
+    size_t n_inputs = (size_t)(argc - optind);
+    char *const *inputs = argv + optind;
+    if (diff && n_inputs != 2)
+        return usage_error("diff compares two inputs, BASE and NEW, not %zu", n_inputs);
+    if (!diff && gate.n)
+        return usage_error("%s", "--fail-above goes with diff");
+    if (merge_runs && (diff || n_inputs < 2))
+        return usage_error("%s", "--merge-runs goes with several inputs");
+    for (size_t i = 0; i + 1 < n_inputs; i++)
+        for (size_t j = i + 1; j < n_inputs; j++)
+            if (strcmp(inputs[i], "-") == 0 && strcmp(inputs[j], "-") == 0)
+                return usage_error("%s", "standard input (-) can be read once only");
+    /* The input that names the output, when -o does not. */
+    const char *input = inputs[n_inputs - 1];
+    if (n_inputs > 1 && !diff && !output && !view)
+        return usage_error("%s", "several inputs make one profile: give -o FILE");
     opt.pids = (pc_ids){pids.v, pids.n};
     opt.exclude_pids = (pc_ids){xpids.v, xpids.n};
     opt.tids = (pc_ids){tids.v, tids.n};
@@ -672,6 +734,8 @@ int main(int argc, char **argv)
                      : (owned = default_output(input, pc_format_extension(wopt.format)));
         if (!output)
             out_of_memory();
+        if (diff && owned && !(output = owned = diff_name(owned, pc_format_extension(wopt.format))))
+            out_of_memory();
     }
     if (serve && output && strcmp(output, "-") == 0)
         return usage_error("%s", "view and --open print the profiler's address on standard "
@@ -705,11 +769,12 @@ int main(int argc, char **argv)
         return usage_error("%s", "the output is binary and standard output is a terminal: "
                                  "give -o FILE or pipe it");
     }
-    if (output && same_file(input, output)) {
-        say("%s: the output would overwrite the input", output);
-        free(owned);
-        return EXIT_USAGE;
-    }
+    for (size_t i = 0; i < n_inputs; i++)
+        if (output && same_file(inputs[i], output)) {
+            say("%s: the output would overwrite the input", output);
+            free(owned);
+            return EXIT_USAGE;
+        }
 
     if (max_memory) {
         /* The address space, which bounds what malloc can hand out: past
@@ -727,7 +792,6 @@ int main(int argc, char **argv)
     pc_input *in = NULL;
     pc_profile *prof = NULL;
     opt.log = log_line;
-    pc_escape(input_name, sizeof input_name, strcmp(input, "-") == 0 ? "<stdin>" : input);
     prog.tty = isatty(STDERR_FILENO);
     prog.width = terminal_width();
     if ((prog.on || prog.tty) && !quiet) {
@@ -735,11 +799,41 @@ int main(int argc, char **argv)
         prog.start = prog.last = now();
         opt.progress = show_progress;
     }
-    int st = pc_input_open(&in, input, &err);
-    if (st == PC_OK)
-        st = pc_convert(in, &opt, &prof, &err);
-    pc_input_close(in);
-    clear_progress();
+    int st = PC_OK;
+    pc_profile **profs = calloc(n_inputs, sizeof *profs);
+    if (!profs)
+        out_of_memory();
+    for (size_t i = 0; i < n_inputs && st == PC_OK; i++) {
+        pc_escape(input_name, sizeof input_name,
+                  strcmp(inputs[i], "-") == 0 ? "<stdin>" : inputs[i]);
+        st = pc_input_open(&in, inputs[i], &err);
+        if (st == PC_OK)
+            st = pc_convert(in, &opt, &profs[i], &err);
+        pc_input_close(in);
+        in = NULL;
+        clear_progress();
+    }
+    if (n_inputs > 1)
+        input_name[0] = 0;  /* what follows is of all of them */
+    if (st != PC_OK) {
+        for (size_t i = 0; i < n_inputs; i++)
+            pc_profile_free(profs[i]);
+    } else if (diff) {
+        st = pc_profiles_diff(profs[0], profs[1], &opt, &prof, &err);
+    } else if (n_inputs > 1) {
+        const char **labels = calloc(n_inputs, sizeof *labels);
+        if (!labels)
+            out_of_memory();
+        for (size_t i = 0; i < n_inputs; i++) {
+            const char *b = strrchr(inputs[i], '/');
+            labels[i] = strcmp(inputs[i], "-") == 0 ? "stdin" : b ? b + 1 : inputs[i];
+        }
+        st = pc_profiles_combine(profs, labels, n_inputs, merge_runs, &opt, &prof, &err);
+        free(labels);
+    } else {
+        prof = profs[0];
+    }
+    free(profs);
     char **split_names = NULL;
     size_t n_split = 0;
     wopt.log = log_line;
@@ -780,6 +874,26 @@ int main(int argc, char **argv)
                 sum.samples_read, heap);
     }
     cli_split_free(split_names, n_split);
+    /* The gate speaks after the output is written: the report is there
+     * to look at when the build fails. */
+    int gate_failed = 0;
+    if (st == PC_OK && gate.n) {
+        static char report[4096];
+        int g = cli_gate_check(&gate, prof, report, sizeof report);
+        if (g < 0) {
+            say("%s", "out of memory");
+            st = PC_ENOMEM;
+        }
+        gate_failed = g > 0;
+        /* Each line its own message, as every other. */
+        for (char *l = report, *nl; g >= 0 && *l; l = nl ? nl + 1 : l + strlen(l)) {
+            nl = strchr(l, '\n');
+            if (nl)
+                *nl = 0;
+            if (gate_failed || !quiet)
+                say("%s", l);
+        }
+    }
     pc_profile_free(prof);
     if (st == PC_OK && serve) {
         /* The name the address ends with, for the profiler to show. */
@@ -804,5 +918,7 @@ int main(int argc, char **argv)
     }
     free(served);
     free(owned);
+    if (st == PC_OK && gate_failed)
+        return EXIT_GATE;
     return exit_code(st);
 }

@@ -383,6 +383,24 @@ void pc_remap_stacks(pc_profile *p, const uint32_t *to);
  * when out of memory. */
 int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
 
+/* Pids of a profile added to another that holds them already move by
+ * multiples of this: above any pid Linux gives (2^22), so the original
+ * still reads in the last digits. */
+#define PC_PID_SPAN INT64_C(10000000)
+
+/* Adds src's threads and their samples, heap rows, switches and markers
+ * to dst, with times moved by shift ns; strings, functions, frames, stacks
+ * and events are re-interned in dst.  A pid dst holds already moves by
+ * pid_step (0: pids stay as they are).  With a label, src's processes are
+ * named "LABEL: name".  dst must be grouped again (pc_group_samples)
+ * afterwards.  Returns 0, or -1 when out of memory (dst->oom). */
+int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label, int64_t shift,
+                      int64_t pid_step);
+
+/* Names each process of threads [first_thread, thread.n) "LABEL: name".
+ * Returns 0, or -1 when out of memory. */
+int pc_label_processes(pc_profile *p, const char *label, size_t first_thread);
+
 /* Widens the recording's extent (meta.first_time, last_time) to t. */
 void pc_saw_time(pc_profile *p, uint64_t t);
 /* Widens the extent to every time the model holds, and shows all of it

@@ -4,7 +4,9 @@
  * is the whole story up to its time: the dump shown (the last, or the one
  * --heap-dump names) is what formats with one value per callsite write.
  * The dumps before it stay, for the Firefox Profiler's timeline, which
- * shows how the heap got there (write_processed.c). */
+ * shows how the heap got there (write_processed.c).  With a base dump
+ * (--heap-dump A..B), the dump shown holds what each callsite added since
+ * the base instead, and stands alone. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,43 @@ static int cmp_row(const void *a, const void *b, const void *ctx)
     if (p->heap.dump[x] != p->heap.dump[y])
         return p->heap.dump[x] < p->heap.dump[y] ? -1 : 1;
     return (x > y) - (x < y);
+}
+
+static int cmp_stack(const void *a, const void *b, const void *ctx)
+{
+    const pc_profile *p = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t sx = p->heap.stack[x], sy = p->heap.stack[y];
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+/* Takes base's rows (rows[0..nb)) from the shown dump's (rows[nb..n)),
+ * callsite by callsite; counters are cumulative, so each difference is
+ * what happened between the two. */
+static void subtract(pc_profile *p, uint32_t *rows, size_t nb, size_t n)
+{
+    pc_sort_ctx(rows, nb, sizeof *rows, cmp_stack, p);
+    pc_sort_ctx(rows + nb, n - nb, sizeof *rows, cmp_stack, p);
+    size_t i = 0;
+    for (size_t j = nb; j < n; j++) {
+        uint32_t r = rows[j];
+        while (i < nb && p->heap.stack[rows[i]] < p->heap.stack[r])
+            i++;
+        if (i == nb || p->heap.stack[rows[i]] != p->heap.stack[r])
+            continue;
+        uint32_t b = rows[i];
+        p->heap.alloc[r] = minus(p->heap.alloc[r], p->heap.alloc[b]);
+        p->heap.freed[r] = minus(p->heap.freed[r], p->heap.freed[b]);
+        p->heap.alloc_count[r] = minus(p->heap.alloc_count[r], p->heap.alloc_count[b]);
+        p->heap.free_count[r] = minus(p->heap.free_count[r], p->heap.free_count[b]);
+    }
 }
 
 static const char *measure_name(int m)
@@ -57,8 +96,10 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     for (size_t i = 0; i < n;) {
         uint32_t t = p->heap.thread[order[i]], h = p->heap.heap[order[i]];
         size_t j = i, dumps = 0, want = (size_t)(o->heap_dump > 0 ? o->heap_dump : 0);
-        uint32_t pick = PC_NONE, last = PC_NONE;
+        size_t base = (size_t)(o->heap_dump_base > 0 ? o->heap_dump_base : 0);
+        uint32_t pick = PC_NONE, last = PC_NONE, base_dump = PC_NONE;
         uint64_t pick_time = 0;
+        size_t pick_no = 0;
         while (j < n && p->heap.thread[order[j]] == t && p->heap.heap[order[j]] == h) {
             uint32_t d = p->heap.dump[order[j]];
             if (d != last) {
@@ -66,21 +107,58 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
                 last = d;
                 if (!want || dumps <= want) {
                     pick = d;
+                    pick_no = dumps;
                     pick_time = p->heap.time[order[j]];
-                    kept[d] = 1;
+                    kept[d] = !base;
                 }
+                if (dumps == base)
+                    base_dump = d;
             }
             j++;
         }
         shown[pick] = 1;
+        kept[pick] = 1;
+        if (base && (base_dump == PC_NONE || base >= pick_no)) {
+            base_dump = PC_NONE;
+            pc_log(o, PC_LOG_WARN, "options.heap_dump_base %zu: process %" PRId64 " has no "
+                   "dump %zu before the one shown of heap %s; its dump is shown whole", base,
+                   p->thread.pid[t], base, pc_str(&p->str, h));
+        } else if (base) {
+            /* The base's rows first, then the shown dump's: i..j is
+             * sorted by time and dump. */
+            size_t nb = 0, ns = 0;
+            for (size_t k = i; k < j; k++)
+                nb += p->heap.dump[order[k]] == base_dump;
+            uint32_t *rows = order + i;  /* reordered in place: the group is done with */
+            uint32_t *tmp = malloc((j - i + 1) * sizeof *tmp);
+            if (!tmp) {
+                free(order);
+                free(kept);
+                free(shown);
+                free(keep);
+                return pc_fail(err, PC_ENOMEM, "out of memory");
+            }
+            for (size_t k = i; k < j; k++) {
+                uint32_t d = p->heap.dump[order[k]];
+                if (d == base_dump)
+                    tmp[ns++] = order[k];
+            }
+            for (size_t k = i; k < j; k++)
+                if (p->heap.dump[order[k]] == pick)
+                    tmp[ns++] = order[k];
+            memcpy(rows, tmp, ns * sizeof *tmp);
+            free(tmp);
+            subtract(p, rows, nb, ns);
+        }
         if (want > dumps)
             pc_log(o, PC_LOG_WARN, "options.heap_dump %zu: process %" PRId64 " has %zu dump(s) "
                    "of heap %s; showing its last", want, p->thread.pid[t], dumps,
                    pc_str(&p->str, h));
         pc_log(o, PC_LOG_INFO, "heap %s of process %" PRId64 ": %s bytes at dump %zu of %zu "
-               "(%.3f s into the profile)", pc_str(&p->str, h), p->thread.pid[t],
+               "(%.3f s into the profile)%s", pc_str(&p->str, h), p->thread.pid[t],
                measure_name(o->heap_measure), want && want <= dumps ? want : dumps, dumps,
-               (double)(pick_time - start) / 1e9);
+               (double)(pick_time - start) / 1e9,
+               base_dump != PC_NONE && base_dump != pick ? ", less the base dump" : "");
         i = j;
     }
     for (size_t i = 0; i < n; i++)

@@ -23,9 +23,8 @@ typedef struct pc_change {
  * |new_self - base_self| descending, then |new_total - base_total|, then name;
  * *out malloc'd (caller frees), *n its length.  0 on success (n = 0 when p
  * has no comparison thread or no weight on a side), -1 when out of memory.
- * Exported: the command line, which links only the library's exported
- * symbols, calls it for its --fail-above gate. */
-__attribute__((visibility("default")))
+ * The public pc_diff_rows() hands the same to the command line's
+ * --fail-above gate. */
 int pc_diff_changes(const pc_profile *p, pc_change **out, size_t *n);
 
 /* Weights summed per function name over a set of (stack, weight) items:

@@ -446,7 +446,20 @@ static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
         }
     jw_arr_end(w);
     jw_key(w, "weight");
-    if (weighted) {
+    if (p->thread.diff[k->thread]) {
+        /* The comparison thread: the base's samples count against. */
+        jw_arr(w);
+        for (size_t i = a; i < b; i++) {
+            if (!track_has(p, k, i))
+                continue;
+            int64_t v = p->sample.weight[i];
+            if (weighted)
+                jw_ms_signed(w, v);
+            else
+                jw_int(w, v < 0 ? -1 : 1);
+        }
+        jw_arr_end(w);
+    } else if (weighted) {
         jw_arr(w);
         for (size_t i = a; i < b; i++)
             if (track_has(p, k, i))
@@ -884,7 +897,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         jw_key(&w, "isMainThread");
         jw_bool(&w, tr->tid == p->thread.pid[t] && !tr->off);
         jw_key(&w, "processType");
-        jw_cstr(&w, "default");
+        jw_cstr(&w, p->thread.diff[t] ? "comparison" : "default");
         uint32_t pname = pc_process_label(p, t, mt);
         if (pname != PC_NONE) {
             jw_key(&w, "processName");

@@ -22,6 +22,7 @@
 typedef struct line {
     char *text;
     int64_t value;
+    int64_t base;   /* a comparison's base value */
 } line;
 
 /* Model stacks re-interned over (function, mark): fs_of[stack] is the
@@ -128,6 +129,14 @@ static int cmp_line(const void *a, const void *b)
     return strcmp(((const line *)a)->text, ((const line *)b)->text);
 }
 
+static int has_diff(const pc_profile *p)
+{
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.diff[t])
+            return 1;
+    return 0;
+}
+
 /* Renders entry i of f into t (emptied first). */
 static void render(const pc_profile *p, const pc_write_options *o, const pc_sums *f,
                    const fstacks *fs, size_t i, const uint32_t *main_of, int several_heaps,
@@ -137,7 +146,9 @@ static void render(const pc_profile *p, const pc_write_options *o, const pc_sums
     t->len = 0;
     put(t, "", 0);
     int heap = f->key[i] != PC_NONE;
-    if (o->folded_prefix & (PC_FOLDED_PROCESS | (heap ? PC_FOLDED_THREAD : 0))) {
+    /* A comparison thread's name says nothing of where its samples ran. */
+    int prefix = p->thread.diff[th] ? 0 : o->folded_prefix;
+    if (prefix & (PC_FOLDED_PROCESS | (heap ? PC_FOLDED_THREAD : 0))) {
         uint32_t name = pc_process_label(p, th, main_of[th]);
         if (name != PC_NONE)
             put_name(t, pc_str(&p->str, name));
@@ -147,12 +158,12 @@ static void render(const pc_profile *p, const pc_write_options *o, const pc_sums
             put(t, pid, strlen(pid));
         }
     }
-    if (heap && several_heaps && o->folded_prefix) {
+    if (heap && several_heaps && prefix) {
         if (t->len)
             put(t, ";", 1);
         put_name(t, pc_str(&p->str, f->key[i]));
     }
-    if (!heap && (o->folded_prefix & PC_FOLDED_THREAD)) {
+    if (!heap && (prefix & PC_FOLDED_THREAD)) {
         if (t->len)
             put(t, ";", 1);
         /* Every thread is named once read (pc_name_unnamed_threads). */
@@ -175,8 +186,11 @@ static void render(const pc_profile *p, const pc_write_options *o, const pc_sums
 
 int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc_error *err)
 {
-    pc_sums f = {0};
+    pc_sums f = {0}, fb = {0};
     fstacks fs = {0};
+    /* A comparison is written as difffolded reads it: "stack base new",
+     * from its comparison threads alone. */
+    int diff = has_diff(p);
     size_t nt = p->thread.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
@@ -202,7 +216,16 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
     if (fstacks_build(p, o->folded_annotate, &fs) < 0)
         goto oom;
 #define FSTACK(st) ((st) == PC_NONE ? PC_NONE : fs.of[st])
-    if (p->sample.n) {
+    if (diff) {
+        for (size_t i = 0; i < p->sample.n; i++) {
+            int64_t w = p->sample.weight[i];
+            if (!p->thread.diff[p->sample.thread[i]])
+                continue;
+            if (pc_sums_add(w < 0 ? &fb : &f, p->sample.thread[i], FSTACK(p->sample.stack[i]),
+                            PC_NONE, 1, o->folded_counts ? 1 : w < 0 ? -w : w) < 0)
+                goto oom;
+        }
+    } else if (p->sample.n) {
         for (size_t i = 0; i < p->sample.n; i++)
             if (pc_sums_add(&f, p->sample.thread[i], FSTACK(p->sample.stack[i]), PC_NONE, 1,
                             o->folded_counts ? 1 : p->sample.weight[i]) < 0)
@@ -218,28 +241,35 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
                 goto oom;
         }
     }
-    if (!(lines = malloc((f.n + 1) * sizeof *lines)))
+    if (!(lines = malloc((f.n + fb.n + 1) * sizeof *lines)))
         goto oom;
-    for (size_t i = 0; i < f.n; i++) {
-        if (f.weight[i] == 0)
-            continue;
-        render(p, o, &f, &fs, i, main_of, several_heaps, chain, &t);
-        if (t.oom)
-            goto oom;
-        if (t.len == 0)
-            continue;
-        if (!(lines[n_lines].text = strdup(t.s)))
-            goto oom;
-        lines[n_lines++].value = f.weight[i];
+    for (int side = 0; side < 2; side++) {
+        const pc_sums *from = side ? &fb : &f;
+        for (size_t i = 0; i < from->n; i++) {
+            if (from->weight[i] == 0)
+                continue;
+            render(p, o, from, &fs, i, main_of, several_heaps, chain, &t);
+            if (t.oom)
+                goto oom;
+            if (t.len == 0)
+                continue;
+            if (!(lines[n_lines].text = strdup(t.s)))
+                goto oom;
+            lines[n_lines].value = side ? 0 : from->weight[i];
+            lines[n_lines++].base = side ? from->weight[i] : 0;
+        }
     }
     pc_qsort(lines, n_lines, sizeof *lines, cmp_line);
     for (size_t i = 0; i < n_lines;) {
-        int64_t sum = 0;
+        int64_t sum = 0, base = 0;
         size_t j = i;
-        for (; j < n_lines && strcmp(lines[j].text, lines[i].text) == 0; j++)
+        for (; j < n_lines && strcmp(lines[j].text, lines[i].text) == 0; j++) {
             sum = pc_sat_add(sum, lines[j].value);
-        char num[32];
-        int k = snprintf(num, sizeof num, " %" PRId64 "\n", sum);
+            base = pc_sat_add(base, lines[j].base);
+        }
+        char num[48];
+        int k = diff ? snprintf(num, sizeof num, " %" PRId64 " %" PRId64 "\n", base, sum)
+                     : snprintf(num, sizeof num, " %" PRId64 "\n", sum);
         sink_write(s, lines[i].text, strlen(lines[i].text));
         sink_write(s, num, (size_t)k);
         i = j;
@@ -257,6 +287,7 @@ done:
     free(order);
     free(main_of);
     pc_sums_free(&f);
+    pc_sums_free(&fb);
     fstacks_free(&fs);
     return status;
 }

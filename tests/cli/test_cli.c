@@ -183,7 +183,12 @@ TEST(cli_usage_errors)
          "--folded-prefix takes none, process, thread or process,thread, not 'pid'"},
         {{"--folded-prefix", "process,", "x", NULL}, "not 'process,'"},
         {{"--folded-value", "bytes", "x", NULL}, "--folded-value takes weight or count, not 'bytes'"},
-        {{"a", "b", NULL}, "only one input file is accepted ('b' is extra)"},
+        {{"a", "b", NULL}, "several inputs make one profile: give -o FILE"},
+        {{"diff", "a", NULL}, "diff compares two inputs, BASE and NEW, not 1"},
+        {{"a", "--fail-above", "5", NULL}, "--fail-above goes with diff"},
+        {{"diff", "a", "b", "--fail-above", "x", NULL}, "--fail-above needs a number of percentage points"},
+        {{"--heap-dump", "3..2", "x", NULL}, "--heap-dump needs a number >= 1, or A..B"},
+        {{"a", "--merge-runs", NULL}, "--merge-runs goes with several inputs"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         run_result r;

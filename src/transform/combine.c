@@ -1,0 +1,214 @@
+/* Several converted profiles as one (pc_profiles_combine), and the
+ * comparison of two (pc_profiles_diff), written the way the Firefox
+ * Profiler's own comparison view builds it: both inputs' threads, and a
+ * thread whose samples are the base's with their weights negated and the
+ * new input's as they are, so that its call tree sums to the change. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "model/model.h"
+#include "profconv.h"
+#include "write/changes.h"
+
+static int nomem(pc_error *err)
+{
+    return pc_fail(err, PC_ENOMEM, "out of memory");
+}
+
+/* The offset that puts a profile's times on another's clock: through
+ * both wall clocks when both have one, else start on start. */
+static int64_t shift_onto(const pc_profile *dst, const pc_profile *src, int by_wall)
+{
+    if (by_wall)
+        return (int64_t)(src->meta.wall_ns - src->meta.wall_at) -
+               (int64_t)(dst->meta.wall_ns - dst->meta.wall_at);
+    return (int64_t)dst->meta.first_time - (int64_t)src->meta.first_time;
+}
+
+/* Folds the threads of the same name in processes of the same name into
+ * the first of them. */
+static int merge_runs(pc_profile *p)
+{
+    size_t nt = p->thread.n;
+    uint32_t *to = malloc((nt + 1) * sizeof *to);
+    uint32_t *proc = malloc((nt + 1) * sizeof *proc);
+    if (!to || !proc) {
+        free(to);
+        free(proc);
+        return -1;
+    }
+    for (size_t t = 0; t < nt; t++)
+        proc[t] = pc_process_name(p, p->thread.pid[t]);
+    /* Distinct names are few: the scan is over threads seen so far. */
+    for (size_t t = 0; t < nt; t++) {
+        to[t] = (uint32_t)t;
+        for (size_t u = 0; u < t; u++)
+            if (to[u] == u && p->thread.name[u] == p->thread.name[t] && proc[u] == proc[t]) {
+                to[t] = (uint32_t)u;
+                break;
+            }
+    }
+    int st = pc_remap_threads(p, to);
+    free(to);
+    free(proc);
+    return st;
+}
+
+int pc_profiles_combine(pc_profile **in, const char *const *labels, size_t n, int runs,
+                        const pc_options *o, pc_profile **out, pc_error *err)
+{
+    *out = NULL;
+    if (!n)
+        return pc_fail(err, PC_EUSAGE, "no profile to combine");
+    int by_wall = 1;
+    for (size_t i = 0; i < n; i++)
+        by_wall &= in[i]->meta.has_wall && in[i]->meta.has_time;
+    pc_profile *dst = in[0];
+    in[0] = NULL;
+    int st = PC_OK;
+    /* Runs of one program fold into one set of threads: labels would
+     * keep them apart. */
+    if (!runs && labels && labels[0] && pc_label_processes(dst, labels[0], 0) < 0)
+        st = nomem(err);
+    for (size_t i = 1; i < n && st == PC_OK; i++) {
+        int64_t shift = shift_onto(dst, in[i], by_wall);
+        /* A clock that would put the input before time 0 is no clock to
+         * share: start on start instead. */
+        if (by_wall && (int64_t)in[i]->meta.first_time + shift < 0)
+            shift = shift_onto(dst, in[i], 0);
+        if (pc_profile_append(dst, in[i], runs || !labels ? NULL : labels[i], shift,
+                              runs ? 0 : PC_PID_SPAN) < 0)
+            st = nomem(err);
+        pc_profile_free(in[i]);
+        in[i] = NULL;
+    }
+    if (st == PC_OK && runs && merge_runs(dst) < 0)
+        st = nomem(err);
+    if (st == PC_OK && pc_group_samples(dst) < 0)
+        st = nomem(err);
+    if (st != PC_OK) {
+        pc_profile_free(dst);
+        for (size_t i = 1; i < n; i++)
+            pc_profile_free(in[i]);
+        return st;
+    }
+    pc_note_extent(dst);
+    pc_log(o, PC_LOG_INFO, "%zu profiles combined on %s", n,
+           by_wall ? "their wall clocks" : "one timeline from their starts");
+    *out = dst;
+    return PC_OK;
+}
+
+/* The unit of a profile's sample weights when all share one, else -1. */
+static int weight_unit(const pc_profile *p, uint32_t *event)
+{
+    int unit = -1;
+    *event = PC_NONE;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint16_t e = p->sample.event[i];
+        int u = e < p->event.n ? p->event.unit[e] : PC_UNIT_SAMPLES;
+        if (unit == -1) {
+            unit = u;
+            *event = e;
+        } else if (u != unit) {
+            return -2;
+        }
+    }
+    return unit;
+}
+
+static const char *unit_name(int unit)
+{
+    switch (unit) {
+    case PC_UNIT_NS: return "time";
+    case PC_UNIT_COUNT: return "event counts";
+    default: return "samples";
+    }
+}
+
+int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc_profile **out,
+                     pc_error *err)
+{
+    *out = NULL;
+    uint32_t be, ne;
+    int bu = weight_unit(base, &be), nu = weight_unit(next, &ne);
+    int st = PC_OK;
+    if (bu == -1 || nu == -1)
+        st = pc_fail(err, PC_EINPUT, "a comparison needs samples on both sides: the %s "
+                     "holds none (heap dumps are compared with --heap-dump A..B)",
+                     bu == -1 ? "base" : "new profile");
+    else if (bu == -2 || nu == -2)
+        st = pc_fail(err, PC_EINPUT, "the %s mixes events of different units: keep one "
+                     "with --event", bu == -2 ? "base" : "new profile");
+    else if (bu != nu)
+        st = pc_fail(err, PC_EINPUT, "the base's samples measure %s (%s), the new profile's "
+                     "%s (%s): they cannot be compared", unit_name(bu),
+                     be < base->event.n ? pc_str(&base->str, base->event.name[be]) : "",
+                     unit_name(nu),
+                     ne < next->event.n ? pc_str(&next->str, next->event.name[ne]) : "");
+    if (st != PC_OK) {
+        pc_profile_free(base);
+        pc_profile_free(next);
+        return st;
+    }
+    size_t nt_base = base->thread.n;
+    pc_profile *in[2] = {base, next};
+    static const char *const labels[2] = {"base", "new"};
+    pc_profile *p;
+    /* Side by side from their starts, as the profiler's comparison
+     * aligns them: the two runs' clocks say nothing of each other. */
+    base->meta.has_wall = 0;
+    if ((st = pc_profiles_combine(in, labels, 2, 0, o, &p, err)) != PC_OK)
+        return st;
+    int64_t pid = 0;
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.pid[t] >= pid)
+            pid = p->thread.pid[t] + 1;
+    uint32_t name = pc_intern_cstr(p, "Diff between base and new");
+    uint32_t d = name == PC_NONE ? PC_NONE : pc_add_thread(p, pid, pid, name);
+    if (d == PC_NONE) {
+        pc_profile_free(p);
+        return nomem(err);
+    }
+    p->thread.diff[d] = 1;
+    pc_set_process_name(p, pid, pc_intern_cstr(p, "comparison"));
+    size_t n = p->sample.n;
+    for (size_t i = 0; i < n && !p->oom; i++) {
+        if (p->sample.stack[i] == PC_NONE)
+            continue;
+        int64_t w = p->sample.weight[i];
+        pc_add_sample(p, d, p->sample.time[i], p->sample.stack[i],
+                      p->sample.thread[i] < nt_base ? -w : w, p->sample.event[i],
+                      p->sample.cpu[i]);
+    }
+    if (p->oom || pc_group_samples(p) < 0) {
+        pc_profile_free(p);
+        return nomem(err);
+    }
+    *out = p;
+    return PC_OK;
+}
+
+int pc_diff_rows(const pc_profile *p, pc_diff_row **rows, size_t *n, pc_error *err)
+{
+    pc_change *ch = NULL;
+    *rows = NULL;
+    *n = 0;
+    size_t k = 0;
+    if (pc_diff_changes(p, &ch, &k) < 0)
+        return nomem(err);
+    pc_diff_row *r = malloc((k + 1) * sizeof *r);
+    if (!r) {
+        free(ch);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < k; i++)
+        r[i] = (pc_diff_row){pc_str(&p->str, ch[i].name), ch[i].base_self, ch[i].new_self,
+                             ch[i].base_total, ch[i].new_total};
+    free(ch);
+    *rows = r;
+    *n = k;
+    return PC_OK;
+}

@@ -1,0 +1,303 @@
+/* profconv diff and several inputs in one profile.
+ *
+ * Two versions of one program, written by the tests' encoder: in the new
+ * one, f's cost doubles and g, h, i, j stay as they were.  The comparison
+ * names f as the top change, with the right sign and size, in the Firefox
+ * diff (as the real profiler reads it), the folded diff, the text report
+ * and the exit code of --fail-above.  A simpleperf file and a Perfetto
+ * trace combined keep both sets of threads, each with the samples and
+ * weights of its own conversion. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "fixtures.h"
+#include "jsonmini.h"
+#include "read/perfetto/pf_fixtures.h"
+#include "pf_encode.h"
+#include "sp_encode.h"
+#include "t.h"
+#include "test_util.h"
+
+static const char *tmp(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    next = (next + 1) % 8;
+    snprintf(bufs[next], sizeof bufs[next], "%s/%s", t_tmpdir(), name);
+    return bufs[next];
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return 0;
+    int ok = fwrite(data, 1, len, f) == len;
+    return fclose(f) == 0 && ok;
+}
+
+/* A simpleperf recording of main calling f, g, h, i, j; f takes f_ms ms,
+ * the others 100 ms each, in samples of 1 ms. */
+static void program(const char *path, int f_ms)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    uint64_t t = 1000000000;
+    for (int fn = 1; fn <= 5; fn++) {
+        int n = fn == 1 ? f_ms : 100;
+        for (int k = 0; k < n; k++) {
+            spe_frame chain[2] = {{0x1000 + (uint64_t)fn * 0x100, 0, fn, -1},
+                                  {0x1000, 0, 0, -1}};
+            spe_sample(&e, t, 4242, 1000000, 0, chain, 2, NULL);
+            t += 1000000;
+        }
+    }
+    const char *syms[] = {"main", "f", "g", "h", "i", "j"};
+    spe_file(&e, 0, "/system/lib64/libapp.so", syms, 6);
+    spe_thread(&e, 4242, 4242, "app");
+    spe_end(&e);
+    T_CHECK(write_file(path, e.out.data, e.out.len));
+    spe_free(&e);
+}
+
+/* Runs the CLI with args; its exit status, stdout in *out (malloc'd). */
+static int cli(const char *args, char **out)
+{
+    char cmd[4096];
+    const char *o = tmp("cli.out");
+    snprintf(cmd, sizeof cmd, "%s %s > %s 2> %s", t_profconv(), args, o, tmp("cli.err"));
+    int st = system(cmd);
+    if (out)
+        *out = read_text(o);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (code > 1) {
+        /* What went wrong, for the failure that follows. */
+        char *e = read_text(tmp("cli.err"));
+        fprintf(stderr, "profconv %s: exit %d: %s", args, code, e ? e : "");
+        free(e);
+    }
+    return code;
+}
+
+static int node_ok(void)
+{
+    return t_shared() && system("node -e 'process.exit(+process.versions.node.split(\".\")[0] "
+                                ">= 20 ? 0 : 1)' 2>/dev/null") == 0;
+}
+
+TEST(diff_names_the_function_that_doubled)
+{
+    char base[512], next[512];
+    snprintf(base, sizeof base, "%s", tmp("base.trace"));
+    snprintf(next, sizeof next, "%s", tmp("new.trace"));
+    program(base, 100);
+    program(next, 200);
+    char args[2048], *out = NULL;
+
+    /* Folded, as difffolded reads it: stack, base, new. */
+    snprintf(args, sizeof args, "diff %s %s --to folded -o -", base, next);
+    T_EQ_INT(cli(args, &out), 0);
+    T_CONTAINS(out ? out : "", "main;f 100000000 200000000\n");
+    T_CONTAINS(out ? out : "", "main;g 100000000 100000000\n");
+    free(out);
+
+    /* --fail-above: f's self share went from 20% to 33.3%. */
+    snprintf(args, sizeof args, "diff %s %s -o %s --fail-above 10", base, next,
+             tmp("d1.json"));
+    T_EQ_INT(cli(args, NULL), 1);
+    char *err = read_text(tmp("cli.err"));
+    T_CONTAINS(err ? err : "", "fail-above: f: self share 20.0% -> 33.3% (+13.3 points, limit 10)");
+    free(err);
+    snprintf(args, sizeof args, "diff %s %s -o %s --fail-above 15", base, next,
+             tmp("d2.json"));
+    T_EQ_INT(cli(args, NULL), 0);
+    /* A named function: its total share (main's stays 100%). */
+    snprintf(args, sizeof args, "diff %s %s -o %s --fail-above main:1 --fail-above g:1", base,
+             next, tmp("d3.json"));
+    T_EQ_INT(cli(args, NULL), 0);
+    snprintf(args, sizeof args, "diff %s %s -o %s --fail-above f:10", base, next,
+             tmp("d4.json"));
+    T_EQ_INT(cli(args, NULL), 1);
+    /* The other way round, f's share shrank: nothing grew past 10. */
+    snprintf(args, sizeof args, "diff %s %s -o %s --fail-above 10", next, base,
+             tmp("d5.json"));
+    T_EQ_INT(cli(args, NULL), 0);
+
+    /* The Firefox diff: the comparison thread's call tree, as the real
+     * profiler computes it, has f on top with +100 ms. */
+    char fx[512];
+    snprintf(fx, sizeof fx, "%s", tmp("diff.json"));
+    snprintf(args, sizeof args, "diff %s %s -o %s", base, next, fx);
+    T_EQ_INT(cli(args, NULL), 0);
+    char *json = read_text(fx);
+    char msg[128];
+    jv *root = json ? j_parse(json, strlen(json), msg, sizeof msg) : NULL;
+    T_CHECK(root != NULL);
+    const jv *threads = j_get(root, "threads");
+    T_EQ_INT(j_len(threads), 3);
+    int seen = 0;
+    for (size_t i = 0; i < j_len(threads); i++) {
+        const jv *th = j_at(threads, i);
+        const char *name = j_str(j_get(th, "name"));
+        if (name && strcmp(name, "Diff between base and new") == 0) {
+            seen = 1;
+            T_EQ_STR(j_str(j_get(th, "processType")), "comparison");
+            const jv *w = j_get(j_get(th, "samples"), "weight");
+            double sum = 0;
+            for (size_t k = 0; k < j_len(w); k++)
+                sum += j_num(j_at(w, k));
+            T_CHECK(sum > 99.999 && sum < 100.001);  /* ms: 600 new - 500 base */
+        }
+    }
+    T_CHECK(seen);
+    j_free(root);
+    free(json);
+    if (!node_ok()) {
+        t_skip("Node.js 20 or ../shared is missing: the profiler's view of the diff is not checked");
+        return;
+    }
+    char cmd[2048];
+    char report[512];
+    snprintf(report, sizeof report, "%s", tmp("diff-report.json"));
+    snprintf(cmd, sizeof cmd, "%s/fxprof/validate --quiet --json %s %s > /dev/null 2>&1",
+             t_shared(), report, fx);
+    T_EQ_INT(system(cmd), 0);
+    char *rep = read_text(report);
+    T_CHECK(rep != NULL);
+    /* The selected thread is the comparison, and its top self function is
+     * f, with the 100 ms it gained; the whole tree sums to the change. */
+    char msg2[128];
+    jv *vr = rep ? j_parse(rep, strlen(rep), msg2, sizeof msg2) : NULL;
+    const jv *file = j_at(vr, 0);
+    const jv *vth = j_get(file, "threads");
+    size_t diff_at = j_len(vth);
+    for (size_t i = 0; i < j_len(vth); i++) {
+        const char *name = j_str(j_get(j_at(vth, i), "name"));
+        if (name && strcmp(name, "Diff between base and new") == 0)
+            diff_at = i;
+    }
+    T_CHECK(diff_at < j_len(vth));
+    const jv *dt = j_at(vth, diff_at);
+    T_EQ_INT(j_int(j_at(j_get(j_get(file, "meta"), "selectedThreads"), 0)), (long long)diff_at);
+    T_CHECK(j_num(j_get(dt, "callTreeRootTotal")) > 99.999 &&
+            j_num(j_get(dt, "callTreeRootTotal")) < 100.001);
+    const jv *top = j_at(j_get(dt, "topSelf"), 0);
+    T_EQ_STR(j_str(j_get(top, "name")), "f");
+    T_CHECK(j_num(j_get(top, "self")) > 99.999 && j_num(j_get(top, "self")) < 100.001);
+    j_free(vr);
+    free(rep);
+}
+
+/* Per thread of p (threads [t0, t1)): samples and weight, in a string. */
+static void thread_sums(const pc_profile *p, size_t t0, size_t t1, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t t = t0; t < t1 && used < cap; t++) {
+        int64_t w = 0;
+        for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
+            w += p->sample.weight[i];
+        used += (size_t)snprintf(buf + used, cap - used, "%s:%zu:%lld ",
+                                 str_of(p, p->thread.name[t]),
+                                 p->sample.first[t + 1] - p->sample.first[t], (long long)w);
+    }
+}
+
+TEST(several_inputs_make_one_profile)
+{
+    spe e;
+    fx_android(&e);
+    pb_buf b = {0};
+    fx_perf(&b);
+    pc_profile *a = NULL, *c = NULL, *a2 = NULL, *c2 = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &a, &err), PC_OK);
+    T_EQ_INT(convert_bytes(b.data, b.len, NULL, &c, &err), PC_OK);
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &a2, &err), PC_OK);
+    T_EQ_INT(convert_bytes(b.data, b.len, NULL, &c2, &err), PC_OK);
+    if (!a || !c || !a2 || !c2) {
+        pc_profile_free(a);
+        pc_profile_free(c);
+        pc_profile_free(a2);
+        pc_profile_free(c2);
+        spe_free(&e);
+        pb_buf_free(&b);
+        return;
+    }
+    size_t na = a->thread.n, nc = c->thread.n;
+    static char want_a[8192], want_c[8192], got_a[8192], got_c[8192];
+    thread_sums(a, 0, na, want_a, sizeof want_a);
+    thread_sums(c, 0, nc, want_c, sizeof want_c);
+    pc_profile *in[2] = {a, c}, *m = NULL;
+    const char *labels[2] = {"simpleperf", "perfetto"};
+    T_EQ_INT(pc_profiles_combine(in, labels, 2, 0, NULL, &m, &err), PC_OK);
+    if (m) {
+        T_EQ_INT(m->thread.n, na + nc);
+        /* The combined profile is grouped again: each input's threads
+         * keep their order, the first input's first. */
+        thread_sums(m, 0, na, got_a, sizeof got_a);
+        thread_sums(m, na, na + nc, got_c, sizeof got_c);
+        T_EQ_STR(got_a, want_a);
+        T_EQ_STR(got_c, want_c);
+        /* Processes are labelled by input, and no pid is shared. */
+        for (size_t t = 0; t < m->thread.n; t++) {
+            const char *pn = str_of(m, pc_process_name(m, m->thread.pid[t]));
+            T_CHECK(strncmp(pn, t < na ? "simpleperf: " : "perfetto: ", t < na ? 12 : 10) == 0);
+            for (size_t u = 0; u < m->thread.n; u++)
+                T_CHECK((t < na) == (u < na) || m->thread.pid[t] != m->thread.pid[u]);
+        }
+    }
+    pc_profile_free(m);
+
+    /* --merge-runs: the same recording twice is one set of threads with
+     * twice the samples. */
+    size_t want_samples = a2->sample.n;
+    pc_profile *twice[2] = {a2, NULL}, *r = NULL;
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &twice[1], &err), PC_OK);
+    if (twice[1]) {
+        T_EQ_INT(pc_profiles_combine(twice, NULL, 2, 1, NULL, &r, &err), PC_OK);
+        if (r) {
+            T_EQ_INT(r->thread.n, na);
+            size_t n = 0;
+            for (size_t t = 0; t < na; t++)
+                n += r->sample.first[t + 1] - r->sample.first[t];
+            T_EQ_INT(n, r->sample.n);
+            T_EQ_INT(r->sample.n, 2 * want_samples);
+        }
+        pc_profile_free(r);
+    } else {
+        pc_profile_free(a2);
+    }
+    pc_profile_free(c2);
+
+    /* The command line, and the real profiler loading the result. */
+    char pa[512], pb[512], out[512];
+    snprintf(pa, sizeof pa, "%s", tmp("one.trace"));
+    snprintf(pb, sizeof pb, "%s", tmp("two.pftrace"));
+    snprintf(out, sizeof out, "%s", tmp("both.json"));
+    T_CHECK(write_file(pa, e.out.data, e.out.len));
+    T_CHECK(write_file(pb, b.data, b.len));
+    char args[2048];
+    snprintf(args, sizeof args, "%s %s", pa, pb);
+    T_EQ_INT(cli(args, NULL), 1);  /* several inputs need -o */
+    snprintf(args, sizeof args, "%s %s -o %s", pa, pb, out);
+    T_EQ_INT(cli(args, NULL), 0);
+    char *json = read_text(out);
+    char msg[128];
+    jv *root = json ? j_parse(json, strlen(json), msg, sizeof msg) : NULL;
+    T_EQ_INT(j_len(j_get(root, "threads")), na + nc);
+    j_free(root);
+    free(json);
+    if (node_ok()) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s/fxprof/validate --quiet %s > /dev/null 2>&1", t_shared(),
+                 out);
+        T_EQ_INT(system(cmd), 0);
+    }
+    spe_free(&e);
+    pb_buf_free(&b);
+}
