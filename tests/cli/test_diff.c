@@ -301,3 +301,40 @@ TEST(several_inputs_make_one_profile)
     spe_free(&e);
     pb_buf_free(&b);
 }
+
+/* --heap-dump A..B: what each callsite added between two dumps.  In the
+ * fixture, callsite 1 holds 600 unreleased bytes at the first dump (1000
+ * allocated, 400 freed) and 2000 at the second (3000, 1000); callsite 2
+ * holds 300 at both, callsite 3 nothing. */
+TEST(heap_dump_between_two_dumps)
+{
+    pb_buf b = {0};
+    fx_heap(&b);
+    pc_options o;
+    pc_options_init(&o);
+    o.heap_dump_base = 1;
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, &o, &p, &err), PC_OK);
+    if (p) {
+        char *folded = written_text(p, PC_FORMAT_FOLDED, NULL);
+        /* One line, callsite 1's growth: 2000 allocated less 600 freed. */
+        T_CHECK(folded && strchr(folded, '\n') == folded + strlen(folded) - 1);
+        T_CHECK(folded && strlen(folded) > 6 && strcmp(folded + strlen(folded) - 6, " 1400\n") == 0);
+        free(folded);
+    }
+    pc_profile_free(p);
+    o.heap_measure = PC_HEAP_ALLOCATED;
+    T_EQ_INT(convert_bytes(b.data, b.len, &o, &p, &err), PC_OK);
+    if (p) {
+        char *folded = written_text(p, PC_FORMAT_FOLDED, NULL);
+        T_CHECK(folded && strstr(folded, " 2000\n") && !strstr(folded, " 300\n"));
+        free(folded);
+    }
+    pc_profile_free(p);
+    /* A base that is not before the dump shown is refused. */
+    o.heap_dump = 1;
+    T_EQ_INT(convert_bytes_unchecked(b.data, b.len, &o, &p, &err), PC_EUSAGE);
+    T_CONTAINS(err.message, "must be a dump before");
+    pb_buf_free(&b);
+}
