@@ -302,7 +302,7 @@ int pc_diff_rows(const pc_profile *p, pc_diff_row **rows, size_t *n, pc_error *e
 /* Counts describing a converted profile. */
 typedef struct pc_summary {
     size_t threads;        /* threads in the output */
-    size_t samples;        /* samples kept */
+    size_t samples;        /* samples kept (a comparison's once) */
     size_t samples_read;   /* samples in the input */
     size_t stacks;         /* distinct stacks */
     size_t frames;         /* distinct frames */

@@ -286,7 +286,9 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->threads = p->thread.n;
-    s->samples = p->sample.n;
+    /* A comparison thread repeats the samples of the two inputs. */
+    for (size_t i = 0; i < p->sample.n; i++)
+        s->samples += !p->thread.diff[p->sample.thread[i]];
     s->samples_read = p->sample.read;
     s->stacks = p->stack.n;
     s->frames = p->frame.n;

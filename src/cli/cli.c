@@ -728,6 +728,8 @@ int main(int argc, char **argv)
                                  "leave out --to");
     if (!output && view) {
         /* Nothing written: the profile goes to the profiler only. */
+    } else if (!output && wopt.format == PC_FORMAT_TEXT) {
+        output = "-";  /* a summary is read, not kept */
     } else if (!output) {
         output = strcmp(input, "-") == 0
                      ? "-"
