@@ -178,7 +178,7 @@ TEST(cli_usage_errors)
         {{"-o", NULL}, "profconv: option '-o' needs a value\n"},
         {{"--remove-gaps", "-1", "x", NULL}, "--remove-gaps needs a number >= 0, not '-1'"},
         {{"--remove-gaps", "3x", "x", NULL}, "not '3x'"},
-        {{"--to", "svg", "x", NULL}, "unknown output format 'svg' (known: firefox, gecko, folded, pprof, speedscope)"},
+        {{"--to", "png", "x", NULL}, "unknown output format 'png' (known: firefox, gecko, folded, pprof, speedscope, svg, text)"},
         {{"--folded-prefix", "pid", "x", NULL},
          "--folded-prefix takes none, process, thread or process,thread, not 'pid'"},
         {{"--folded-prefix", "process,", "x", NULL}, "not 'process,'"},

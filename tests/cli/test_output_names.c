@@ -124,7 +124,7 @@ TEST(cli_messages_name_flags)
         int status;
     } cases[] = {
         {"--to yaml flags.trace", "unknown output format 'yaml' (known: firefox, gecko, "
-                                  "folded, pprof, speedscope)", 1},
+                                  "folded, pprof, speedscope, svg, text)", 1},
         {"--event nope flags.trace -o x.json", "--event nope: no such event", 1},
         {"--thread-name '(' flags.trace -o x.json", "--thread-name '(':", 1},
         {"--time-range 5,1 flags.trace -o x.json",
