@@ -233,11 +233,13 @@ void pc_format_weight(char *buf, size_t size, int64_t v, int unit)
             snprintf(buf, size, "%.2f GiB", d / (1024.0 * 1024 * 1024));
     } else if (a < 1e5) {
         snprintf(buf, size, "%" PRId64, v);
-    } else if (a < 1e8) {
+    } else if (a < 1e6) {
         snprintf(buf, size, "%.1fK", d / 1e3);
-    } else if (a < 1e11) {
+    } else if (a < 1e9) {
         snprintf(buf, size, "%.1fM", d / 1e6);
-    } else {
+    } else if (a < 1e12) {
         snprintf(buf, size, "%.1fG", d / 1e9);
+    } else {
+        snprintf(buf, size, "%.1fT", d / 1e12);
     }
 }
