@@ -341,10 +341,15 @@ static const char *node_name(const svg *v, uint32_t n, const char *root)
 static void graph_label(const pc_profile *p, const graph *g, char *buf, size_t size)
 {
     const char *tn = pc_str(&p->str, p->thread.name[g->thread]);
-    if (g->heap != PC_NONE)
-        snprintf(buf, size, "%s: %s", tn, pc_str(&p->str, g->heap));
-    else
-        snprintf(buf, size, "%s", tn);
+    uint32_t proc = pc_process_name(p, p->thread.pid[g->thread]);
+    /* Processes say which input a thread came from when inputs were
+     * combined ("base: app"). */
+    const char *pn = proc == PC_NONE || proc == p->thread.name[g->thread]
+                         ? NULL : pc_str(&p->str, proc);
+    int n = g->heap != PC_NONE ? snprintf(buf, size, "%s: %s", tn, pc_str(&p->str, g->heap))
+                               : snprintf(buf, size, "%s", tn);
+    if (pn && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " [%s]", pn);
 }
 
 /* Writes graph g (its nodes built) at y; returns its height. */

@@ -280,9 +280,18 @@ int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc
         if (!x->items)
             break;
         uint32_t t = x->t;
-        char tname[4 * 32 + 1], val[32];
-        fit(tname, pc_str(&p->str, p->thread.name[t]), 32, 0);
-        out(s, "\nThread %s (pid %" PRId64 ", tid %" PRId64 ")\n", tname, p->thread.pid[t],
+        /* Both names, the ids and the words fit 80 columns. */
+        char tname[4 * 32 + 1], pname[4 * 16 + 1], val[32];
+        /* The process says which input the thread came from when inputs
+         * were combined ("base: app"). */
+        uint32_t proc = pc_process_name(p, p->thread.pid[t]);
+        int with_proc = proc != PC_NONE && proc != p->thread.name[t];
+        fit(tname, pc_str(&p->str, p->thread.name[t]), with_proc ? 24 : 32, 0);
+        pname[0] = 0;
+        if (with_proc)
+            fit(pname, pc_str(&p->str, proc), 16, 0);
+        out(s, "\nThread %s%s%s%s (pid %" PRId64 ", tid %" PRId64 ")\n", tname,
+            pname[0] ? " [" : "", pname, pname[0] ? "]" : "", p->thread.pid[t],
             p->thread.tid[t]);
         if (p->thread.diff && p->thread.diff[t]) {
             char b[32];

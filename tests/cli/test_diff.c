@@ -105,6 +105,24 @@ TEST(diff_names_the_function_that_doubled)
     T_CONTAINS(out ? out : "", "main;g 100000000 100000000\n");
     free(out);
 
+    /* The text report: f first among the changes, +13.33 points of self
+     * share (20% of 500 ms to 33.3% of 600 ms), the same of total. */
+    snprintf(args, sizeof args, "diff %s %s --to text", base, next);
+    T_EQ_INT(cli(args, &out), 0);
+    const char *ch = out ? strstr(out, "Changes (base -> new)") : NULL;
+    T_CHECK(ch != NULL);
+    const char *row = ch ? strstr(ch, "\n  f ") : NULL;
+    T_CHECK(row != NULL);
+    if (row) {
+        char first[256];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+        T_CONTAINS(first, "20.00  33.33  +13.33");
+        /* No other function's row comes before it. */
+        const char *head = strstr(ch, "function");
+        T_CHECK(head && strchr(head, '\n') == row);
+    }
+    free(out);
+
     /* --fail-above: f's self share went from 20% to 33.3%. */
     snprintf(args, sizeof args, "diff %s %s -o %s --fail-above 10", base, next,
              tmp("d1.json"));
