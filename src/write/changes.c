@@ -210,6 +210,22 @@ const char *pc_wunit_name(int unit)
     }
 }
 
+const char *pc_wunit_word(int unit)
+{
+    /* Times and bytes are written with their units already. */
+    switch (unit) {
+    case PC_UNIT_NS:
+    case PC_WUNIT_BYTES:
+        return "";
+    case PC_UNIT_SAMPLES:
+        return " samples";
+    case PC_UNIT_COUNT:
+        return " events";
+    default:
+        return " (mixed units)";
+    }
+}
+
 void pc_format_weight(char *buf, size_t size, int64_t v, int unit)
 {
     double d = (double)v, a = d < 0 ? -d : d;

@@ -67,5 +67,8 @@ const char *pc_wunit_name(int unit);
 /* v in the unit, readable and in at most 11 columns ("12.34 ms",
  * "1.5 MiB", "12.3M"), into buf. */
 void pc_format_weight(char *buf, size_t size, int64_t v, int unit);
+/* What follows a pc_format_weight() value to say its unit: nothing for
+ * times and bytes, which carry theirs, else " samples" or " events". */
+const char *pc_wunit_word(int unit);
 
 #endif

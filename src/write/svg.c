@@ -420,15 +420,15 @@ static int write_graph(svg *v, const graph *g, int y)
     if (g->diff) {
         pc_format_weight(b, sizeof b, g->base, g->unit);
         pc_format_weight(nv, sizeof nv, g->neww, g->unit);
-        out(s, " (pid %" PRId64 ", tid %" PRId64 "): comparison of %zu samples, base %s, new %s "
-               "(%s)</text>\n",
-            p->thread.pid[g->thread], p->thread.tid[g->thread], g->items, b, nv,
-            pc_wunit_name(g->unit));
+        out(s, " (pid %" PRId64 ", tid %" PRId64 "): comparison of %zu samples, base %s%s, "
+               "new %s%s</text>\n",
+            p->thread.pid[g->thread], p->thread.tid[g->thread], g->items, b,
+            pc_wunit_word(g->unit), nv, pc_wunit_word(g->unit));
     } else {
         pc_format_weight(val, sizeof val, all, g->unit);
-        out(s, " (pid %" PRId64 ", tid %" PRId64 "): %zu %s, %s (%s)</text>\n",
+        out(s, " (pid %" PRId64 ", tid %" PRId64 "): %zu %s, %s%s</text>\n",
             p->thread.pid[g->thread], p->thread.tid[g->thread], g->items,
-            g->heap != PC_NONE ? "heap rows" : "samples", val, pc_wunit_name(g->unit));
+            g->heap != PC_NONE ? "heap rows" : "samples", val, pc_wunit_word(g->unit));
     }
     out(s, "<text class=\"m\" x=\"%d\" y=\"15\" text-anchor=\"end\"></text>\n", SVG_WIDTH - PAD);
     for (size_t k = 0; k <= nd; k++) {
@@ -446,12 +446,13 @@ static int write_graph(svg *v, const graph *g, int y)
             double bs = pct(v->tot_a[n], g->base), ns = pct(v->tot_b[n], g->neww);
             pc_format_weight(b, sizeof b, v->tot_a[n], g->unit);
             pc_format_weight(nv, sizeof nv, v->tot_b[n], g->unit);
-            out(s, "\nbase: %s %s (%.2f%%)\nnew: %s %s (%.2f%%)\nchange: %+.2f points", b,
-                pc_wunit_name(g->unit), bs, nv, pc_wunit_name(g->unit), ns, ns - bs);
+            out(s, "\nbase: %s%s (%.2f%%)\nnew: %s%s (%.2f%%)\nchange: %+.2f points", b,
+                pc_wunit_word(g->unit), bs, nv, pc_wunit_word(g->unit), ns, ns - bs);
         } else {
             pc_format_weight(val, sizeof val, w, g->unit);
             pc_format_weight(b, sizeof b, v->self_b[n], g->unit);
-            out(s, "\n%s %s (%.2f%%), self %s", val, pc_wunit_name(g->unit), pct(w, all), b);
+            out(s, "\n%s%s (%.2f%%), self %s%s", val, pc_wunit_word(g->unit), pct(w, all), b,
+                pc_wunit_word(g->unit));
         }
         out(s, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" "
                "data-x=\"%.0f\" data-v=\"%" PRId64 "\" data-d=\"%" PRIu32 "\"",

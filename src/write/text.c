@@ -297,14 +297,14 @@ int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc
             char b[32];
             pc_format_weight(b, sizeof b, x->base, x->unit);
             pc_format_weight(val, sizeof val, x->neww, x->unit);
-            out(s, "  comparison of %zu samples (%s), see Changes below\n", x->items,
-                pc_wunit_name(x->unit));
-            out(s, "  base %s, new %s\n", b, val);
+            out(s, "  comparison of %zu samples, see Changes below\n", x->items);
+            out(s, "  base %s%s, new %s%s\n", b, pc_wunit_word(x->unit), val,
+                pc_wunit_word(x->unit));
             continue;
         }
         pc_format_weight(val, sizeof val, x->weight, x->unit);
-        out(s, "  %zu %s, %s (%s), %.1f%% of all\n", x->items, heap ? "heap rows" : "samples",
-            val, pc_wunit_name(x->unit), pct(x->weight, all_w));
+        out(s, "  %zu %s, %s%s, %.1f%% of all\n", x->items, heap ? "heap rows" : "samples",
+            val, pc_wunit_word(x->unit), pct(x->weight, all_w));
         pc_fsums_clear(&f);
         feed_thread(p, heap, t, &f);
         pc_fsums_finish(&f);

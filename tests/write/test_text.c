@@ -42,8 +42,8 @@ TEST(text_shares_of_a_hand_built_profile)
     T_CHECK(t && strstr(t, "Event cpu-clock: 4 samples, in ns\n"));
     T_CHECK(t && strstr(t, "Threads: 2 with samples\n"));
     /* Equal weights: main (fewer samples) after worker (more). */
-    T_CHECK(t && strstr(t, "Thread worker (pid 100, tid 101)\n  2 samples, 100 ns (ns), 50.0% of all"));
-    T_CHECK(t && strstr(t, "Thread main (pid 100, tid 100)\n  2 samples, 100 ns (ns), 50.0% of all"));
+    T_CHECK(t && strstr(t, "Thread worker (pid 100, tid 101)\n  2 samples, 100 ns, 50.0% of all"));
+    T_CHECK(t && strstr(t, "Thread main (pid 100, tid 100)\n  2 samples, 100 ns, 50.0% of all"));
     /* Self: c then b; total: a at the whole thread. */
     const char *c = line_after(t, "Thread main", "  c ", buf, sizeof buf);
     T_CHECK(c && strstr(c, " 70 ns   70.0%   35.0%"));
