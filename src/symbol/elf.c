@@ -451,19 +451,30 @@ static int debug_symbols(const pc_symfind *where, const uint8_t *bid, size_t bid
     return got;
 }
 
-/* The same from the --symbols folders: a copy with symbols of the binary
- * found stripped (the build-id cache keeps what was recorded), matched by
- * build id. */
-static int dirs_symbols(const pc_symfind *where, const char *path, const uint8_t *bid,
-                        size_t bid_len, pc_symtab *t, char **from)
+/* A copy with symbols of the binary found stripped (the build-id cache
+ * keeps what was recorded, which may be a stripped file), matched by
+ * build id: in the --symbols folders, else at the recorded path (under
+ * symfs), where an unstripped build of the same id often still is. */
+static int copy_symbols(const pc_symfind *where, const char *path, const char *opened,
+                        const uint8_t *bid, size_t bid_len, pc_symtab *t, char **from)
 {
-    if (!where || !where->n_dirs || !pc_buildid_present(bid, bid_len))
+    if (!pc_buildid_present(bid, bid_len))
         return 0;
     candidate c;
     char *found = NULL;
     c.fd = -1;
     c.elf = NULL;
-    if (try_dirs(where, path, bid, bid_len, &c, &found) != 0)
+    int located = where && where->n_dirs && try_dirs(where, path, bid, bid_len, &c, &found) == 0;
+    if (!located && path && path[0] == '/') {
+        char *at = where && where->symfs && *where->symfs ? join(where->symfs, "", path)
+                                                          : join(path, "", "");
+        /* The same file again has nothing more to give. */
+        if (at && strcmp(at, opened) == 0)
+            free(at);
+        else if (try_path(at, bid, bid_len, &c, &found) == 0)  /* frees at when not */
+            located = 1;
+    }
+    if (!located)
         return 0;
     pc_symtab full;
     memset(&full, 0, sizeof full);
@@ -529,7 +540,7 @@ pc_elf *pc_elf_open(const pc_symfind *where, const char *path, const uint8_t *bu
     const uint8_t *id = own_len ? own : build_id;
     size_t id_len = own_len ? own_len : build_id_len;
     if (from != 1 && !debug_symbols(where, id, id_len, &e->syms))
-        dirs_symbols(where, path, id, id_len, &e->syms, &e->sym_path);
+        copy_symbols(where, path, found, id, id_len, &e->syms, &e->sym_path);
     pc_symtab_finish(&e->syms);
     return e;
 }

@@ -559,6 +559,30 @@ static void body_symbolize_program_recorded_by_perf(const prog *g)
         t_skip("perf cannot record here");
         return;
     }
+    /* perf's build-id cache now holds the stripped files; the unstripped
+     * build of the same ids, run from where it was built, is named from
+     * the file at its path without --symbols. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && perf record -q -e cpu-clock -F 4000 -g -o full.data syms/app "
+             ">/dev/null 2>&1",
+             g->dir);
+    if (run(cmd)) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/full.data", g->dir);
+        size_t len;
+        unsigned char *data = t_read_file(path, &len);
+        pc_profile *p = data ? convert_with(data, len, NULL) : NULL;
+        if (p) {
+            size_t hidden = 0;
+            for (size_t i = 0; i < p->sample.n; i++) {
+                const char *st = stack_text(p, p->sample.stack[i]);
+                hidden += strstr(st, "app::spin(unsigned int)") || strstr(st, "work_hidden");
+            }
+            T_CHECK(hidden * 4 >= p->sample.n);
+        }
+        pc_profile_free(p);
+        free(data);
+    }
     for (int form = 0; form < 2; form++) {
         char path[700];
         snprintf(path, sizeof path, "%s/%s", g->dir, form ? "rec.txt" : "rec.data");
