@@ -70,6 +70,16 @@ int pc_label_processes(pc_profile *p, const char *label, size_t first_thread)
         if (l != PC_NONE)
             pc_set_process_name(p, pid, l);
     }
+    /* A process's track in the Firefox Profiler bears its main thread's
+     * name: that one says the input too. */
+    for (size_t t = first_thread; t < p->thread.n && !p->oom; t++) {
+        if (p->thread.tid[t] != p->thread.pid[t] || p->thread.name[t] == PC_NONE)
+            continue;
+        uint32_t l = labelled(p, label, pc_str(&p->str, p->thread.name[t]),
+                              pc_str_len(&p->str, p->thread.name[t]));
+        if (l != PC_NONE)
+            p->thread.name[t] = l;
+    }
     return p->oom ? -1 : 0;
 }
 

@@ -397,8 +397,8 @@ int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
 int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label, int64_t shift,
                       int64_t pid_step);
 
-/* Names each process of threads [first_thread, thread.n) "LABEL: name".
- * Returns 0, or -1 when out of memory. */
+/* Names each process of threads [first_thread, thread.n) "LABEL: name",
+ * and its main thread too.  Returns 0, or -1 when out of memory. */
 int pc_label_processes(pc_profile *p, const char *label, size_t first_thread);
 
 /* Widens the recording's extent (meta.first_time, last_time) to t. */

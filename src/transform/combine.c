@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/sort.h"
 #include "model/model.h"
 #include "profconv.h"
 #include "write/changes.h"
@@ -128,6 +129,86 @@ static const char *unit_name(int unit)
     }
 }
 
+static const char *base_name(const char *s, size_t n, size_t *len)
+{
+    const char *b = s + n;
+    while (b > s && b[-1] != '/')
+        b--;
+    *len = (size_t)(s + n - b);
+    return b;
+}
+
+static int cmp_base_name(const void *a, const void *b, const void *ctx)
+{
+    const pc_profile *p = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    size_t lx, ly;
+    const char *sx = base_name(pc_str(&p->str, p->res.name[x]), pc_str_len(&p->str, p->res.name[x]), &lx);
+    const char *sy = base_name(pc_str(&p->str, p->res.name[y]), pc_str_len(&p->str, p->res.name[y]), &ly);
+    int c = memcmp(sx, sy, lx < ly ? lx : ly);
+    if (c)
+        return c;
+    if (lx != ly)
+        return lx < ly ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* Two builds of a program seldom live at one path: next's files take the
+ * base's path where the base has exactly one file of that name, so that a
+ * function of both is one function, and the comparison shows its change
+ * rather than one gain and one loss. */
+static int same_files(const pc_profile *base, pc_profile *next)
+{
+    size_t nb = base->res.n;
+    uint32_t *by_name = malloc((nb + 1) * sizeof *by_name);
+    if (!by_name)
+        return -1;
+    for (size_t b = 0; b < nb; b++)
+        by_name[b] = (uint32_t)b;
+    pc_sort_ctx(by_name, nb, sizeof *by_name, cmp_base_name, base);
+    for (size_t r = 0; r < next->res.n; r++) {
+        size_t ln, lb;
+        const char *n = base_name(pc_str(&next->str, next->res.name[r]),
+                                  pc_str_len(&next->str, next->res.name[r]), &ln);
+        if (!ln)
+            continue;
+        /* The first of the base's files of that name, by bisection. */
+        size_t lo = 0, hi = nb;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            uint32_t m = by_name[mid];
+            const char *bn = base_name(pc_str(&base->str, base->res.name[m]),
+                                       pc_str_len(&base->str, base->res.name[m]), &lb);
+            int c = memcmp(bn, n, lb < ln ? lb : ln);
+            if (c < 0 || (c == 0 && lb < ln))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t count = 0;
+        for (size_t k = lo; k < nb && count < 2; k++) {
+            const char *bn = base_name(pc_str(&base->str, base->res.name[by_name[k]]),
+                                       pc_str_len(&base->str, base->res.name[by_name[k]]), &lb);
+            if (lb != ln || memcmp(bn, n, ln) != 0)
+                break;
+            count++;
+        }
+        if (count != 1)
+            continue;
+        uint32_t match = by_name[lo];
+        /* Only the name moves: next is read once more, by the append. */
+        uint32_t id = pc_intern(next, pc_str(&base->str, base->res.name[match]),
+                                pc_str_len(&base->str, base->res.name[match]));
+        if (id == PC_NONE) {
+            free(by_name);
+            return -1;
+        }
+        next->res.name[r] = id;
+    }
+    free(by_name);
+    return 0;
+}
+
 int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc_profile **out,
                      pc_error *err)
 {
@@ -152,6 +233,11 @@ int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc
         pc_profile_free(base);
         pc_profile_free(next);
         return st;
+    }
+    if (same_files(base, next) < 0) {
+        pc_profile_free(base);
+        pc_profile_free(next);
+        return nomem(err);
     }
     size_t nt_base = base->thread.n;
     pc_profile *in[2] = {base, next};

@@ -40,7 +40,7 @@ static int write_file(const char *path, const void *data, size_t len)
 
 /* A simpleperf recording of main calling f, g, h, i, j; f takes f_ms ms,
  * the others 100 ms each, in samples of 1 ms. */
-static void program(const char *path, int f_ms)
+static void program(const char *path, int f_ms, const char *lib)
 {
     spe e;
     spe_begin(&e);
@@ -57,7 +57,7 @@ static void program(const char *path, int f_ms)
         }
     }
     const char *syms[] = {"main", "f", "g", "h", "i", "j"};
-    spe_file(&e, 0, "/system/lib64/libapp.so", syms, 6);
+    spe_file(&e, 0, lib, syms, 6);
     spe_thread(&e, 4242, 4242, "app");
     spe_end(&e);
     T_CHECK(write_file(path, e.out.data, e.out.len));
@@ -94,8 +94,8 @@ TEST(diff_names_the_function_that_doubled)
     char base[512], next[512];
     snprintf(base, sizeof base, "%s", tmp("base.trace"));
     snprintf(next, sizeof next, "%s", tmp("new.trace"));
-    program(base, 100);
-    program(next, 200);
+    program(base, 100, "/system/lib64/libapp.so");
+    program(next, 200, "/system/lib64/libapp.so");
     char args[2048], *out = NULL;
 
     /* Folded, as difffolded reads it: stack, base, new. */
@@ -121,6 +121,16 @@ TEST(diff_names_the_function_that_doubled)
         const char *head = strstr(ch, "function");
         T_CHECK(head && strchr(head, '\n') == row);
     }
+    free(out);
+
+    /* A new build seldom lives where the old one did: functions of files
+     * of one name are still one function. */
+    char moved[512];
+    snprintf(moved, sizeof moved, "%s", tmp("moved.trace"));
+    program(moved, 200, "/data/app/~~v2/lib/arm64/libapp.so");
+    snprintf(args, sizeof args, "diff %s %s --to folded -o -", base, moved);
+    T_EQ_INT(cli(args, &out), 0);
+    T_CONTAINS(out ? out : "", "main;f 100000000 200000000\n");
     free(out);
 
     /* --fail-above: f's self share went from 20% to 33.3%. */
@@ -210,8 +220,10 @@ TEST(diff_names_the_function_that_doubled)
     free(rep);
 }
 
-/* Per thread of p (threads [t0, t1)): samples and weight, in a string. */
-static void thread_sums(const pc_profile *p, size_t t0, size_t t1, char *buf, size_t cap)
+/* Per thread of p (threads [t0, t1)): name, samples and weight, in a
+ * string; with a label, main threads' names as labelled ones read. */
+static void thread_sums(const pc_profile *p, size_t t0, size_t t1, const char *label, char *buf,
+                        size_t cap)
 {
     size_t used = 0;
     buf[0] = 0;
@@ -219,7 +231,9 @@ static void thread_sums(const pc_profile *p, size_t t0, size_t t1, char *buf, si
         int64_t w = 0;
         for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
             w += p->sample.weight[i];
-        used += (size_t)snprintf(buf + used, cap - used, "%s:%zu:%lld ",
+        int main = label && p->thread.tid[t] == p->thread.pid[t];
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s%s:%zu:%lld ",
+                                 main ? label : "", main ? ": " : "",
                                  str_of(p, p->thread.name[t]),
                                  p->sample.first[t + 1] - p->sample.first[t], (long long)w);
     }
@@ -248,8 +262,8 @@ TEST(several_inputs_make_one_profile)
     }
     size_t na = a->thread.n, nc = c->thread.n;
     static char want_a[8192], want_c[8192], got_a[8192], got_c[8192];
-    thread_sums(a, 0, na, want_a, sizeof want_a);
-    thread_sums(c, 0, nc, want_c, sizeof want_c);
+    thread_sums(a, 0, na, "simpleperf", want_a, sizeof want_a);
+    thread_sums(c, 0, nc, "perfetto", want_c, sizeof want_c);
     pc_profile *in[2] = {a, c}, *m = NULL;
     const char *labels[2] = {"simpleperf", "perfetto"};
     T_EQ_INT(pc_profiles_combine(in, labels, 2, 0, NULL, &m, &err), PC_OK);
@@ -257,8 +271,8 @@ TEST(several_inputs_make_one_profile)
         T_EQ_INT(m->thread.n, na + nc);
         /* The combined profile is grouped again: each input's threads
          * keep their order, the first input's first. */
-        thread_sums(m, 0, na, got_a, sizeof got_a);
-        thread_sums(m, na, na + nc, got_c, sizeof got_c);
+        thread_sums(m, 0, na, NULL, got_a, sizeof got_a);
+        thread_sums(m, na, na + nc, NULL, got_c, sizeof got_c);
         T_EQ_STR(got_a, want_a);
         T_EQ_STR(got_c, want_c);
         /* Processes are labelled by input, and no pid is shared. */
