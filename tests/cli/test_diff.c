@@ -370,3 +370,61 @@ TEST(heap_dump_between_two_dumps)
     T_CONTAINS(err.message, "must be a dump before");
     pb_buf_free(&b);
 }
+
+/* Inputs with wall clocks share one timeline: a recording made 5 s after
+ * another is drawn 5 s after it; without wall clocks, both start
+ * together. */
+TEST(several_inputs_on_their_wall_clocks)
+{
+    pb_buf b = {0};
+    fx_perf(&b);
+    pc_profile *x = NULL, *y = NULL, *m = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, NULL, &x, &err), PC_OK);
+    T_EQ_INT(convert_bytes(b.data, b.len, NULL, &y, &err), PC_OK);
+    pb_buf_free(&b);
+    if (!x || !y) {
+        pc_profile_free(x);
+        pc_profile_free(y);
+        return;
+    }
+    /* The wall clock as readers set it: wall_ns at wall_at. */
+    x->meta.has_wall = y->meta.has_wall = 1;
+    x->meta.wall_ns = y->meta.wall_ns = UINT64_C(1790000000000000000);
+    x->meta.wall_at = y->meta.wall_at = x->meta.first_time;
+    size_t nx = x->sample.n, nt = x->thread.n;
+    for (int wall = 1; wall >= 0; wall--) {
+        if (!x) {
+            pb_buf c = {0};
+            fx_perf(&c);
+            T_EQ_INT(convert_bytes(c.data, c.len, NULL, &x, &err), PC_OK);
+            T_EQ_INT(convert_bytes(c.data, c.len, NULL, &y, &err), PC_OK);
+            pb_buf_free(&c);
+            if (!x || !y)
+                break;
+            x->meta.has_wall = y->meta.has_wall = 0;
+        }
+        y->meta.wall_ns += 5000000000u;  /* the same recording, 5 s later */
+        pc_profile *in[2] = {x, y};
+        T_EQ_INT(pc_profiles_combine(in, NULL, 2, 0, NULL, &m, &err), PC_OK);
+        x = y = NULL;
+        if (!m)
+            break;
+        /* The second input's threads come after the first's. */
+        uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX;
+        for (size_t i = 0; i < m->sample.n; i++) {
+            uint64_t *e = m->sample.thread[i] < nt ? &e1 : &e2;
+            if (m->sample.time[i] < *e)
+                *e = m->sample.time[i];
+        }
+        T_EQ_INT(m->sample.n, 2 * nx);
+        if (wall)
+            T_EQ_INT(e2 - e1, 5000000000u);
+        else
+            T_EQ_INT(e2, e1);
+        pc_profile_free(m);
+        m = NULL;
+    }
+    pc_profile_free(x);
+    pc_profile_free(y);
+}
