@@ -696,8 +696,7 @@ int main(int argc, char **argv)
                 return usage_error("%s", "standard input (-) can be read once only");
     /* The input that names the output, when -o does not. */
     const char *input = inputs[n_inputs - 1];
-    if (n_inputs > 1 && !diff && !output && !view)
-        return usage_error("%s", "several inputs make one profile: give -o FILE");
+
     opt.pids = (pc_ids){pids.v, pids.n};
     opt.exclude_pids = (pc_ids){xpids.v, xpids.n};
     opt.tids = (pc_ids){tids.v, tids.n};
@@ -730,6 +729,8 @@ int main(int argc, char **argv)
         /* Nothing written: the profile goes to the profiler only. */
     } else if (!output && wopt.format == PC_FORMAT_TEXT) {
         output = "-";  /* a summary is read, not kept */
+    } else if (!output && n_inputs > 1 && !diff) {
+        return usage_error("%s", "several inputs make one profile: give -o FILE");
     } else if (!output) {
         output = strcmp(input, "-") == 0
                      ? "-"
@@ -808,6 +809,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n_inputs && st == PC_OK; i++) {
         pc_escape(input_name, sizeof input_name,
                   strcmp(inputs[i], "-") == 0 ? "<stdin>" : inputs[i]);
+        prog.start = prog.last = now();  /* each input's own rate */
         st = pc_input_open(&in, inputs[i], &err);
         if (st == PC_OK)
             st = pc_convert(in, &opt, &profs[i], &err);
@@ -864,7 +866,10 @@ int main(int argc, char **argv)
             snprintf(heap, sizeof heap, ", %zu heap callsites", sum.heap_rows);
         for (size_t i = 0; i < n_split; i++)
             say("wrote %s", split_names[i]);
-        if (!output)
+        if (!output && n_inputs > 1)
+            say("converted %zu inputs: %zu threads, %zu of %zu samples%s", n_inputs,
+                sum.threads, sum.samples, sum.samples_read, heap);
+        else if (!output)
             say("converted %s: %zu threads, %zu of %zu samples%s", input_name, sum.threads,
                 sum.samples, sum.samples_read, heap);
         else if (split)

@@ -83,7 +83,7 @@ int pc_label_processes(pc_profile *p, const char *label, size_t first_thread)
     return p->oom ? -1 : 0;
 }
 
-int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label, int64_t shift,
+int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label, uint64_t shift,
                       int64_t pid_step)
 {
     size_t nt0 = dst->thread.n, nh0 = dst->heap.n_dumps;
@@ -102,7 +102,9 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
 #define S(id) str_in(dst, src, smap, (id))
     for (size_t i = 0; i < src->res.n; i++) {
         rmap[i] = pc_resource(dst, S(src->res.name[i]));
-        if (rmap[i] != PC_NONE && src->res.build[i] != PC_NONE)
+        /* A file two inputs share keeps the first input's build id. */
+        if (rmap[i] != PC_NONE && src->res.build[i] != PC_NONE &&
+            dst->res.build[rmap[i]] == PC_NONE)
             dst->res.build[rmap[i]] = S(src->res.build[i]);
     }
     for (size_t i = 0; i < src->func.n; i++) {
@@ -140,22 +142,23 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
     qsort(pids, nt0, sizeof *pids, cmp_i64);
     for (size_t t = 0; t < src->thread.n; t++) {
         int64_t pid = src->thread.pid[t], tid = src->thread.tid[t];
-        int64_t moved = 0;
-        while (pid_step && has_pid(pids, nt0, pid + moved))
-            moved += pid_step;
-        thmap[t] = pc_add_thread(dst, pid + moved, tid == pid ? pid + moved : tid,
+        /* Wrapping arithmetic: an input may give any 64-bit id. */
+        int64_t to = pid;
+        while (pid_step && has_pid(pids, nt0, to))
+            to = (int64_t)((uint64_t)to + (uint64_t)pid_step);
+        thmap[t] = pc_add_thread(dst, to, tid == pid ? to : tid,
                                  S(src->thread.name[t]));
         if (thmap[t] == PC_NONE)
             goto out;
         dst->thread.diff[thmap[t]] = src->thread.diff[t];
         uint32_t pname = pc_process_name(src, pid);
         if (pname != PC_NONE)
-            pc_set_process_name(dst, pid + moved, S(pname));
+            pc_set_process_name(dst, to, S(pname));
     }
     for (size_t i = 0; i < src->sample.n && !dst->oom; i++) {
         uint32_t s = src->sample.stack[i];
         uint16_t e = src->sample.event[i];
-        pc_add_sample(dst, thmap[src->sample.thread[i]], (uint64_t)((int64_t)src->sample.time[i] + shift),
+        pc_add_sample(dst, thmap[src->sample.thread[i]], src->sample.time[i] + shift,
                       s == PC_NONE ? PC_NONE : stmap[s], src->sample.weight[i],
                       e < src->event.n ? evmap[e] : e, src->sample.cpu[i]);
     }
@@ -164,7 +167,7 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
         uint32_t s = src->heap.stack[i];
         pc_add_heap(dst, thmap[src->heap.thread[i]], S(src->heap.heap[i]),
                     (uint32_t)(src->heap.dump[i] + nh0),
-                    (uint64_t)((int64_t)src->heap.time[i] + shift),
+                    src->heap.time[i] + shift,
                     s == PC_NONE ? PC_NONE : stmap[s], src->heap.alloc[i], src->heap.freed[i],
                     src->heap.alloc_count[i], src->heap.free_count[i]);
     }
@@ -182,15 +185,15 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
     dst->heap.n_dumps = nh0 + src->heap.n_dumps;
     for (size_t i = 0; i < src->sw.n && !dst->oom; i++)
         pc_add_switch(dst, thmap[src->sw.thread[i]],
-                      (uint64_t)((int64_t)src->sw.time[i] + shift), src->sw.on[i]);
+                      src->sw.time[i] + shift, src->sw.on[i]);
     for (size_t i = 0; i < src->marker.n && !dst->oom; i++) {
         uint32_t s = src->marker.s[i];
         /* Only an unwinding error's s is a string (its name). */
         if (src->marker.type[i] == PC_MARK_UNWIND)
             s = S(s);
         pc_add_marker(dst, thmap[src->marker.thread[i]], src->marker.type[i],
-                      S(src->marker.name[i]), (uint64_t)((int64_t)src->marker.start[i] + shift),
-                      (uint64_t)((int64_t)src->marker.end[i] + shift), s, src->marker.a[i],
+                      S(src->marker.name[i]), src->marker.start[i] + shift,
+                      src->marker.end[i] + shift, s, src->marker.a[i],
                       src->marker.b[i]);
     }
     if (src->meta.has_lost) {
@@ -202,8 +205,8 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
     if (src->depth.deepest > dst->depth.deepest)
         dst->depth.deepest = src->depth.deepest;
     if (src->meta.has_time) {
-        pc_saw_time(dst, (uint64_t)((int64_t)src->meta.first_time + shift));
-        pc_saw_time(dst, (uint64_t)((int64_t)src->meta.last_time + shift));
+        pc_saw_time(dst, src->meta.first_time + shift);
+        pc_saw_time(dst, src->meta.last_time + shift);
     }
 #undef S
     if (!dst->oom && label && pc_label_processes(dst, label, nt0) < 0)

@@ -389,12 +389,13 @@ int pc_drop_frames(pc_profile *p, const uint8_t *drop, int merge_jit);
 #define PC_PID_SPAN INT64_C(10000000)
 
 /* Adds src's threads and their samples, heap rows, switches and markers
- * to dst, with times moved by shift ns; strings, functions, frames, stacks
+ * to dst, with shift ns added to times (modulo 2^64: a shift back is a
+ * large value); strings, functions, frames, stacks
  * and events are re-interned in dst.  A pid dst holds already moves by
  * pid_step (0: pids stay as they are).  With a label, src's processes are
  * named "LABEL: name".  dst must be grouped again (pc_group_samples)
  * afterwards.  Returns 0, or -1 when out of memory (dst->oom). */
-int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label, int64_t shift,
+int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label, uint64_t shift,
                       int64_t pid_step);
 
 /* Names each process of threads [first_thread, thread.n) "LABEL: name",

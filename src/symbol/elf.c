@@ -217,10 +217,17 @@ static int try_build_id(const pc_symfind *where, const char *hex, const uint8_t 
 }
 
 /* The --symbols folders: by build id, by the recorded path under the
- * folder, by the file's name. */
+ * folder, by the file's name.  A file found by its name alone must carry
+ * name_bid when one is given (the build id of the file at the recorded
+ * path, when none was recorded). */
 static int try_dirs(const pc_symfind *where, const char *path, const uint8_t *bid,
-                    size_t bid_len, candidate *c, char **out)
+                    size_t bid_len, const uint8_t *name_bid, size_t name_bid_len, candidate *c,
+                    char **out)
 {
+    if (!name_bid_len) {
+        name_bid = bid;
+        name_bid_len = bid_len;
+    }
     char hex[2 * PC_BUILDID_MAX + 1] = "";
     if (pc_buildid_present(bid, bid_len))
         pc_buildid_hex(bid, pc_buildid_trimmed_len(bid, bid_len), hex);
@@ -239,7 +246,8 @@ static int try_dirs(const pc_symfind *where, const char *path, const uint8_t *bi
             if (try_path(join(dir, sep, path), bid, bid_len, c, out) == 0)
                 return 0;
         }
-        if (base && *base && try_path(join(dir, "/", base), bid, bid_len, c, out) == 0)
+        if (base && *base &&
+            try_path(join(dir, "/", base), name_bid, name_bid_len, c, out) == 0)
             return 0;
     }
     return -1;
@@ -272,17 +280,15 @@ static char *locate_open(const pc_symfind *where, const char *path, const uint8_
     if (!version_ok)
         return NULL;
     char *found = NULL;
-    /* Without a recorded build id, a file at the recorded path is the one
-     * the input was made from (perf script named its frames from it): a
-     * copy found elsewhere must carry the same build id. */
+    /* Without a recorded build id, a file at the recorded path is likely
+     * the one the input was made from (perf script named its frames from
+     * it): a copy found by its file name alone, which may be any build of
+     * a library of that name, must carry the same build id.  A copy at
+     * the recorded path under a --symbols folder is the user's word. */
     uint8_t local[PC_BUILDID_MAX];
-    if (!pc_buildid_present(bid, bid_len) && path && path[0] == '/') {
-        size_t n = recorded_file_build_id(where, path, local, sizeof local);
-        if (n) {
-            bid = local;
-            bid_len = n;
-        }
-    }
+    size_t local_len = 0;
+    if (!pc_buildid_present(bid, bid_len) && path && path[0] == '/')
+        local_len = recorded_file_build_id(where, path, local, sizeof local);
     if (pc_buildid_present(bid, bid_len)) {
         /* As recorded, then without perf's zero padding to 20 bytes, for
          * the shorter ids (md5, 8-byte xxhash) the cache is named by. */
@@ -296,7 +302,7 @@ static char *locate_open(const pc_symfind *where, const char *path, const uint8_
                 return found;
         }
     }
-    if (where && try_dirs(where, path, bid, bid_len, c, &found) == 0)
+    if (where && try_dirs(where, path, bid, bid_len, local, local_len, c, &found) == 0)
         return found;
     if (!path || !*path)
         return NULL;
@@ -464,7 +470,8 @@ static int copy_symbols(const pc_symfind *where, const char *path, const char *o
     char *found = NULL;
     c.fd = -1;
     c.elf = NULL;
-    int located = where && where->n_dirs && try_dirs(where, path, bid, bid_len, &c, &found) == 0;
+    int located = where && where->n_dirs &&
+                  try_dirs(where, path, bid, bid_len, NULL, 0, &c, &found) == 0;
     if (!located && path && path[0] == '/') {
         char *at = where && where->symfs && *where->symfs ? join(where->symfs, "", path)
                                                           : join(path, "", "");

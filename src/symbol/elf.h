@@ -47,9 +47,10 @@ static inline pc_symfind pc_symfind_of(const pc_options *o)
  * found or when every candidate's build id differs.  Tried in order: the
  * build-id cache, /usr/lib/debug/.build-id, the --symbols folders, symfs +
  * path, path.  When none was recorded, the file at symfs + path (or path)
- * stands for the recording: its build id, if it has one, is asked of the
- * others.  A candidate without a build id is taken only when no build id
- * is known. */
+ * stands for the recording: its build id, if it has one, is asked of a
+ * file a --symbols folder holds under the same name alone (not of one it
+ * holds at the recorded path).  A candidate without a build id is taken
+ * only when no build id is known. */
 char *pc_elf_locate(const pc_symfind *where, const char *path,
                     const uint8_t *build_id, size_t build_id_len);
 

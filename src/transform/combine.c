@@ -18,14 +18,23 @@ static int nomem(pc_error *err)
     return pc_fail(err, PC_ENOMEM, "out of memory");
 }
 
-/* The offset that puts a profile's times on another's clock: through
- * both wall clocks when both have one, else start on start. */
-static int64_t shift_onto(const pc_profile *dst, const pc_profile *src, int by_wall)
+/* The offset, added modulo 2^64, that puts a profile's times on
+ * another's clock: through both wall clocks when both have one, else
+ * start on start.  Unsigned: inputs may give any 64-bit time. */
+static uint64_t shift_onto(const pc_profile *dst, const pc_profile *src, int by_wall)
 {
     if (by_wall)
-        return (int64_t)(src->meta.wall_ns - src->meta.wall_at) -
-               (int64_t)(dst->meta.wall_ns - dst->meta.wall_at);
-    return (int64_t)dst->meta.first_time - (int64_t)src->meta.first_time;
+        return (src->meta.wall_ns - src->meta.wall_at) - (dst->meta.wall_ns - dst->meta.wall_at);
+    return dst->meta.first_time - src->meta.first_time;
+}
+
+/* Whether every time of [a, b] stays a time once shifted: neither end
+ * wraps past 0 or past the largest. */
+static int shift_fits(uint64_t a, uint64_t b, uint64_t shift)
+{
+    if (!(shift >> 63))
+        return b <= UINT64_MAX - shift;
+    return a >= (uint64_t)0 - shift;
 }
 
 /* Folds the threads of the same name in processes of the same name into
@@ -73,12 +82,22 @@ int pc_profiles_combine(pc_profile **in, const char *const *labels, size_t n, in
      * keep them apart. */
     if (!runs && labels && labels[0] && pc_label_processes(dst, labels[0], 0) < 0)
         st = nomem(err);
+    /* What the filters showed of each input, on the shared clock. */
+    uint64_t shown_lo = dst->meta.shown_first, shown_hi = dst->meta.shown_last;
     for (size_t i = 1; i < n && st == PC_OK; i++) {
-        int64_t shift = shift_onto(dst, in[i], by_wall);
-        /* A clock that would put the input before time 0 is no clock to
-         * share: start on start instead. */
-        if (by_wall && (int64_t)in[i]->meta.first_time + shift < 0)
+        uint64_t a = in[i]->meta.first_time, b = in[i]->meta.last_time;
+        uint64_t shift = shift_onto(dst, in[i], by_wall);
+        /* A clock that would put the input before time 0 (or past the
+         * last) is no clock to share: start on start instead, or leave
+         * the times be. */
+        if (by_wall && !shift_fits(a, b, shift))
             shift = shift_onto(dst, in[i], 0);
+        if (!shift_fits(a, b, shift))
+            shift = 0;
+        if (in[i]->meta.shown_first + shift < shown_lo)
+            shown_lo = in[i]->meta.shown_first + shift;
+        if (in[i]->meta.shown_last + shift > shown_hi)
+            shown_hi = in[i]->meta.shown_last + shift;
         if (pc_profile_append(dst, in[i], runs || !labels ? NULL : labels[i], shift,
                               runs ? 0 : PC_PID_SPAN) < 0)
             st = nomem(err);
@@ -91,11 +110,17 @@ int pc_profiles_combine(pc_profile **in, const char *const *labels, size_t n, in
         st = nomem(err);
     if (st != PC_OK) {
         pc_profile_free(dst);
-        for (size_t i = 1; i < n; i++)
+        for (size_t i = 1; i < n; i++) {
             pc_profile_free(in[i]);
+            in[i] = NULL;
+        }
         return st;
     }
+    /* The extent grows to all the inputs; what is shown stays what the
+     * filters (--time-range) kept of each. */
     pc_note_extent(dst);
+    dst->meta.shown_first = shown_lo > dst->meta.first_time ? shown_lo : dst->meta.first_time;
+    dst->meta.shown_last = shown_hi < dst->meta.last_time ? shown_hi : dst->meta.last_time;
     pc_log(o, PC_LOG_INFO, "%zu profiles combined on %s", n,
            by_wall ? "their wall clocks" : "one timeline from their starts");
     *out = dst;
@@ -248,10 +273,12 @@ int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc
     base->meta.has_wall = 0;
     if ((st = pc_profiles_combine(in, labels, 2, 0, o, &p, err)) != PC_OK)
         return st;
+    /* A pid no thread has: one above the highest, wrapping as inputs may
+     * give any 64-bit id. */
     int64_t pid = 0;
     for (size_t t = 0; t < p->thread.n; t++)
         if (p->thread.pid[t] >= pid)
-            pid = p->thread.pid[t] + 1;
+            pid = (int64_t)((uint64_t)p->thread.pid[t] + 1);
     uint32_t name = pc_intern_cstr(p, "Diff between base and new");
     uint32_t d = name == PC_NONE ? PC_NONE : pc_add_thread(p, pid, pid, name);
     if (d == PC_NONE) {
@@ -262,11 +289,14 @@ int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc
     pc_set_process_name(p, pid, pc_intern_cstr(p, "comparison"));
     size_t n = p->sample.n;
     for (size_t i = 0; i < n && !p->oom; i++) {
-        if (p->sample.stack[i] == PC_NONE)
+        /* The sign tells the sides apart: a weightless sample (a period
+         * of 0) would count for the new side, and counts for nothing. */
+        if (p->sample.stack[i] == PC_NONE || p->sample.weight[i] == 0)
             continue;
         int64_t w = p->sample.weight[i];
         pc_add_sample(p, d, p->sample.time[i], p->sample.stack[i],
-                      p->sample.thread[i] < nt_base ? -w : w, p->sample.event[i],
+                      p->sample.thread[i] < nt_base ? (w == INT64_MIN ? INT64_MAX : -w) : w,
+                      p->sample.event[i],
                       p->sample.cpu[i]);
     }
     if (p->oom || pc_group_samples(p) < 0) {

@@ -45,25 +45,49 @@ static uint64_t minus(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
+static uint64_t plus(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Takes base's rows (rows[0..nb)) from the shown dump's (rows[nb..n)),
  * callsite by callsite; counters are cumulative, so each difference is
- * what happened between the two. */
+ * what happened between the two.  A callsite may have several rows (a
+ * transform such as --remove-method merges stacks): its rows are summed
+ * on each side, the first shown row takes the difference, the others 0. */
 static void subtract(pc_profile *p, uint32_t *rows, size_t nb, size_t n)
 {
     pc_sort_ctx(rows, nb, sizeof *rows, cmp_stack, p);
     pc_sort_ctx(rows + nb, n - nb, sizeof *rows, cmp_stack, p);
     size_t i = 0;
-    for (size_t j = nb; j < n; j++) {
-        uint32_t r = rows[j];
-        while (i < nb && p->heap.stack[rows[i]] < p->heap.stack[r])
+    for (size_t j = nb; j < n;) {
+        uint32_t r = rows[j], st = p->heap.stack[r];
+        uint64_t a = 0, f = 0, ac = 0, fc = 0;
+        size_t k = j;
+        for (; k < n && p->heap.stack[rows[k]] == st; k++) {
+            uint32_t x = rows[k];
+            a = plus(a, p->heap.alloc[x]);
+            f = plus(f, p->heap.freed[x]);
+            ac = plus(ac, p->heap.alloc_count[x]);
+            fc = plus(fc, p->heap.free_count[x]);
+            if (k > j)
+                p->heap.alloc[x] = p->heap.freed[x] = p->heap.alloc_count[x] =
+                    p->heap.free_count[x] = 0;
+        }
+        while (i < nb && p->heap.stack[rows[i]] < st)
             i++;
-        if (i == nb || p->heap.stack[rows[i]] != p->heap.stack[r])
-            continue;
-        uint32_t b = rows[i];
-        p->heap.alloc[r] = minus(p->heap.alloc[r], p->heap.alloc[b]);
-        p->heap.freed[r] = minus(p->heap.freed[r], p->heap.freed[b]);
-        p->heap.alloc_count[r] = minus(p->heap.alloc_count[r], p->heap.alloc_count[b]);
-        p->heap.free_count[r] = minus(p->heap.free_count[r], p->heap.free_count[b]);
+        for (; i < nb && p->heap.stack[rows[i]] == st; i++) {
+            uint32_t b = rows[i];
+            a = minus(a, p->heap.alloc[b]);
+            f = minus(f, p->heap.freed[b]);
+            ac = minus(ac, p->heap.alloc_count[b]);
+            fc = minus(fc, p->heap.free_count[b]);
+        }
+        p->heap.alloc[r] = a;
+        p->heap.freed[r] = f;
+        p->heap.alloc_count[r] = ac;
+        p->heap.free_count[r] = fc;
+        j = k;
     }
 }
 

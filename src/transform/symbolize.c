@@ -152,6 +152,9 @@ static void summary(pc_profile *p, const pc_options *o, const per_res *r, size_t
     if (placed)
         snprintf(extra, sizeof extra, "%slines and inline chains for %zu named frames",
                  total ? "; " : "", placed);
+    else if (!total)
+        snprintf(extra, sizeof extra, "no frame needed a name, and none got lines or inline "
+                 "chains");
     char head[96] = "";
     if (total)
         snprintf(head, sizeof head, "named %zu of %zu unnamed frames", named, total);

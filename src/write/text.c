@@ -215,7 +215,8 @@ int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc
                 int64_t w = p->sample.weight[i];
                 uint16_t e = p->sample.event[i];
                 int unit = e < p->event.n ? p->event.unit[e] : PC_WUNIT_MIXED;
-                if (e < p->event.n)
+                /* A comparison thread repeats the two sides' samples. */
+                if (e < p->event.n && !p->thread.diff[t])
                     ev_count[e]++;
                 ti[t].unit = ti[t].unit == -3 || ti[t].unit == unit ? unit : PC_WUNIT_MIXED;
                 ti[t].items++;

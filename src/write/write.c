@@ -53,6 +53,23 @@ static int gzip_level(const pc_write_options *o)
 /* Refused rather than written without what the caller asked for. */
 static int refuse(const pc_profile *p, const pc_format_desc *d, pc_error *err)
 {
+    int diff = 0;
+    for (size_t t = 0; t < p->thread.n && !diff; t++)
+        diff = p->thread.diff[t];
+    if (diff && !d->diff) {
+        char names[128] = "";
+        size_t n, used = 0;
+        const pc_format_desc *t = pc_format_table(&n);
+        for (size_t i = 0; i < n; i++)
+            if (t[i].diff && used < sizeof names)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", t[i].name);
+        return pc_fail(err, PC_EUSAGE, "%s cannot show a comparison (the base's samples "
+                       "counting against the new's): write one of %s (write_options.format)%s",
+                       d->title, names,
+                       d->format == PC_FORMAT_PPROF ? ", or convert each input to pprof and "
+                       "compare them with go tool pprof -diff_base" : "");
+    }
     if (!p->heap.n || d->heap)
         return PC_OK;
     pc_summary sum;

@@ -96,7 +96,7 @@ TEST(diff_names_the_function_that_doubled)
     snprintf(next, sizeof next, "%s", tmp("new.trace"));
     program(base, 100, "/system/lib64/libapp.so");
     program(next, 200, "/system/lib64/libapp.so");
-    char args[2048], *out = NULL;
+    char args[2048], *out = NULL, *err = NULL;
 
     /* Folded, as difffolded reads it: stack, base, new. */
     snprintf(args, sizeof args, "diff %s %s --to folded -o -", base, next);
@@ -123,6 +123,17 @@ TEST(diff_names_the_function_that_doubled)
     }
     free(out);
 
+    /* Formats that cannot show negative weights refuse a comparison. */
+    snprintf(args, sizeof args, "diff %s %s --to speedscope -o %s", base, next,
+             tmp("d.speedscope.json"));
+    T_EQ_INT(cli(args, NULL), 1);
+    err = read_text(tmp("cli.err"));
+    T_CONTAINS(err ? err : "", "speedscope cannot show a comparison");
+    T_CONTAINS(err ? err : "", "write one of firefox, folded, svg, text (--to)");
+    free(err);
+    snprintf(args, sizeof args, "diff %s %s --to pprof -o %s", base, next, tmp("d.pb.gz"));
+    T_EQ_INT(cli(args, NULL), 1);
+
     /* A new build seldom lives where the old one did: functions of files
      * of one name are still one function. */
     char moved[512];
@@ -137,7 +148,7 @@ TEST(diff_names_the_function_that_doubled)
     snprintf(args, sizeof args, "diff %s %s -o %s --fail-above 10", base, next,
              tmp("d1.json"));
     T_EQ_INT(cli(args, NULL), 1);
-    char *err = read_text(tmp("cli.err"));
+    err = read_text(tmp("cli.err"));
     T_CONTAINS(err ? err : "", "fail-above: f: self share 20.0% -> 33.3% (+13.3 points, limit 10)");
     free(err);
     snprintf(args, sizeof args, "diff %s %s -o %s --fail-above 15", base, next,

@@ -353,17 +353,32 @@ typedef struct reader {
      * it may begin, 1 inside it, 2 once it is over or cannot begin. */
     int header_block;
 
-    /* Mappings of --show-mmap-events, oldest first; paths in map_text. */
+    /* Mappings of --show-mmap-events, oldest first.  Each file's path is
+     * kept once (paths); the mappings of one file, and of one file in one
+     * process (keys), are chained newest first, so that a look-up walks
+     * the few mappings it could be, however many processes there are. */
     struct {
         int64_t *pid;
         uint64_t *start, *end, *pgoff;
-        size_t *path, *path_len;
+        uint32_t *path, *prev_path, *prev_key;
         size_t n, cap;
-        char *text;
-        size_t text_n, text_cap;
         size_t hit;        /* the last one a look-up found, or n */
         int64_t hit_pid;   /* for the process it was looked up for */
     } maps;
+    struct {
+        size_t *off;
+        uint32_t *len, *head;
+        size_t n, cap;
+        char *text;
+        size_t text_n, text_cap;
+        pc_htab idx;
+    } paths;
+    struct {
+        int64_t *pid;
+        uint32_t *path, *head;
+        size_t n, cap;
+        pc_htab idx;
+    } keys;
 
     int inlined;           /* some frame was marked "(inlined)" */
     size_t samples, side_records, extra_lines, no_period, no_pid;
@@ -548,6 +563,61 @@ static int parse_mmap(const char *s, const char *e, int64_t *pid, uint64_t *star
     return path->n > 0;
 }
 
+/* The id of path in the reader's path table, added when add is set;
+ * PC_NONE when absent (or out of memory: r->p->oom). */
+static uint32_t path_id(reader *r, span path, int add)
+{
+    pc_probe pr;
+    if (add && pc_htab_reserve(&r->paths.idx, r->paths.n + 1) < 0)
+        return r->p->oom = 1, PC_NONE;
+    if (!r->paths.n && !add)
+        return PC_NONE;
+    pc_probe_start(&r->paths.idx, pc_hash_bytes(path.s, path.n), &pr);
+    for (uint32_t id; (id = pc_probe_next(&r->paths.idx, &pr)) != PC_NONE;)
+        if (r->paths.len[id] == path.n &&
+            memcmp(r->paths.text + r->paths.off[id], path.s, path.n) == 0)
+            return id;
+    if (!add)
+        return PC_NONE;
+    struct pc_col cols[] = {PC_COL(r->paths.off), PC_COL(r->paths.len), PC_COL(r->paths.head)};
+    if (path.n > UINT32_MAX || pc_grow_cols(&r->paths.cap, r->paths.n + 1, cols, 3) < 0 ||
+        pc_grow(&r->paths.text, &r->paths.text_cap, r->paths.text_n + path.n, 1, 4096) < 0)
+        return r->p->oom = 1, PC_NONE;
+    uint32_t id = (uint32_t)r->paths.n++;
+    r->paths.off[id] = r->paths.text_n;
+    r->paths.len[id] = (uint32_t)path.n;
+    r->paths.head[id] = PC_NONE;
+    memcpy(r->paths.text + r->paths.text_n, path.s, path.n);
+    r->paths.text_n += path.n;
+    pc_htab_insert(&r->paths.idx, &pr, id);
+    return id;
+}
+
+/* The id of (pid, path) in the key table, added when add is set. */
+static uint32_t key_id(reader *r, int64_t pid, uint32_t path, int add)
+{
+    pc_probe pr;
+    if (add && pc_htab_reserve(&r->keys.idx, r->keys.n + 1) < 0)
+        return r->p->oom = 1, PC_NONE;
+    if (!r->keys.n && !add)
+        return PC_NONE;
+    pc_probe_start(&r->keys.idx, pc_mix64((uint64_t)pid * 0x9e3779b97f4a7c15ull ^ path), &pr);
+    for (uint32_t id; (id = pc_probe_next(&r->keys.idx, &pr)) != PC_NONE;)
+        if (r->keys.pid[id] == pid && r->keys.path[id] == path)
+            return id;
+    if (!add)
+        return PC_NONE;
+    struct pc_col cols[] = {PC_COL(r->keys.pid), PC_COL(r->keys.path), PC_COL(r->keys.head)};
+    if (pc_grow_cols(&r->keys.cap, r->keys.n + 1, cols, 3) < 0)
+        return r->p->oom = 1, PC_NONE;
+    uint32_t id = (uint32_t)r->keys.n++;
+    r->keys.pid[id] = pid;
+    r->keys.path[id] = path;
+    r->keys.head[id] = PC_NONE;
+    pc_htab_insert(&r->keys.idx, &pr, id);
+    return id;
+}
+
 /* Keeps a mapping of a PERF_RECORD_MMAP line; a line that does not read
  * as one is counted with the other side-band records. */
 static int add_mmap(reader *r, const char *s, const char *e)
@@ -558,29 +628,26 @@ static int add_mmap(reader *r, const char *s, const char *e)
     if (!parse_mmap(s, e, &pid, &start, &len, &pgoff, &path) || path.s[0] == '[' ||
         start + len < start)
         return PC_OK;
+    uint32_t pa = path_id(r, path, 1);
+    uint32_t k = pa == PC_NONE ? PC_NONE : key_id(r, pid, pa, 1);
     struct pc_col cols[] = {PC_COL(r->maps.pid), PC_COL(r->maps.start), PC_COL(r->maps.end),
                             PC_COL(r->maps.pgoff), PC_COL(r->maps.path),
-                            PC_COL(r->maps.path_len)};
-    if (pc_grow_cols(&r->maps.cap, r->maps.n + 1, cols, 6) < 0 ||
-        pc_grow(&r->maps.text, &r->maps.text_cap, r->maps.text_n + path.n, 1, 4096) < 0)
+                            PC_COL(r->maps.prev_path), PC_COL(r->maps.prev_key)};
+    if (k == PC_NONE || r->maps.n >= PC_NONE - 1 ||
+        pc_grow_cols(&r->maps.cap, r->maps.n + 1, cols, 7) < 0)
         return nomem(r);
     size_t i = r->maps.n++;
     r->maps.pid[i] = pid;
     r->maps.start[i] = start;
     r->maps.end[i] = start + len;
     r->maps.pgoff[i] = pgoff;
-    r->maps.path[i] = r->maps.text_n;
-    r->maps.path_len[i] = path.n;
-    memcpy(r->maps.text + r->maps.text_n, path.s, path.n);
-    r->maps.text_n += path.n;
+    r->maps.path[i] = pa;
+    r->maps.prev_path[i] = r->paths.head[pa];
+    r->maps.prev_key[i] = r->keys.head[k];
+    r->paths.head[pa] = (uint32_t)i;
+    r->keys.head[k] = (uint32_t)i;
     r->maps.hit = r->maps.n;
     return PC_OK;
-}
-
-static int maps_holds(const reader *r, size_t i, uint64_t ip, span dso)
-{
-    return ip >= r->maps.start[i] && ip < r->maps.end[i] && r->maps.path_len[i] == dso.n &&
-           memcmp(r->maps.text + r->maps.path[i], dso.s, dso.n) == 0;
 }
 
 /* The newest mapping of dso that holds ip in process pid, else in any
@@ -590,24 +657,28 @@ static int maps_holds(const reader *r, size_t i, uint64_t ip, span dso)
 static size_t mapping_at(reader *r, int64_t pid, uint64_t ip, span dso)
 {
     size_t h = r->maps.hit;
-    if (h < r->maps.n && r->maps.hit_pid == pid && maps_holds(r, h, ip, dso))
+    if (h < r->maps.n && r->maps.hit_pid == pid && ip >= r->maps.start[h] &&
+        ip < r->maps.end[h] && r->paths.len[r->maps.path[h]] == dso.n &&
+        memcmp(r->paths.text + r->paths.off[r->maps.path[h]], dso.s, dso.n) == 0)
         return h;
-    size_t any = r->maps.n;
-    for (size_t i = r->maps.n; i-- > 0;) {
-        if (!maps_holds(r, i, ip, dso))
-            continue;
-        if (r->maps.pid[i] == pid) {
-            any = i;
-            break;
-        }
-        if (any == r->maps.n)
-            any = i;
-    }
-    if (any < r->maps.n) {
-        r->maps.hit = any;
-        r->maps.hit_pid = pid;
-    }
-    return any;
+    uint32_t pa = path_id(r, dso, 0);
+    if (pa == PC_NONE)
+        return r->maps.n;
+    uint32_t k = key_id(r, pid, pa, 0);
+    uint32_t found = PC_NONE;
+    for (uint32_t i = k == PC_NONE ? PC_NONE : r->keys.head[k]; i != PC_NONE && found == PC_NONE;
+         i = r->maps.prev_key[i])
+        if (ip >= r->maps.start[i] && ip < r->maps.end[i])
+            found = i;
+    for (uint32_t i = r->paths.head[pa]; i != PC_NONE && found == PC_NONE;
+         i = r->maps.prev_path[i])
+        if (ip >= r->maps.start[i] && ip < r->maps.end[i])
+            found = i;
+    if (found == PC_NONE)
+        return r->maps.n;
+    r->maps.hit = found;
+    r->maps.hit_pid = pid;
+    return found;
 }
 
 /* The model frame of a parsed frame line: frames are told apart by
@@ -776,8 +847,17 @@ static void free_reader(reader *r)
     free(r->maps.end);
     free(r->maps.pgoff);
     free(r->maps.path);
-    free(r->maps.path_len);
-    free(r->maps.text);
+    free(r->maps.prev_path);
+    free(r->maps.prev_key);
+    free(r->paths.off);
+    free(r->paths.len);
+    free(r->paths.head);
+    free(r->paths.text);
+    pc_htab_free(&r->paths.idx);
+    free(r->keys.pid);
+    free(r->keys.path);
+    free(r->keys.head);
+    pc_htab_free(&r->keys.idx);
 }
 
 int pc_read_perfscript(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
