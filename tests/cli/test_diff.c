@@ -439,3 +439,31 @@ TEST(several_inputs_on_their_wall_clocks)
     pc_profile_free(x);
     pc_profile_free(y);
 }
+
+/* Inputs may give any 64-bit time and id: combining ones far apart, or
+ * ids at the top of the range, wraps nothing it should not (the sanitizer
+ * build checks the arithmetic). */
+TEST(several_inputs_at_the_edges_of_the_range)
+{
+    char a[512], b[512], c[512], out[512], args[4096];
+    snprintf(a, sizeof a, "%s", tmp("edge-a.txt"));
+    snprintf(b, sizeof b, "%s", tmp("edge-b.txt"));
+    snprintf(c, sizeof c, "%s", tmp("edge-c.txt"));
+    snprintf(out, sizeof out, "%s", tmp("edge.json"));
+    const char *ta = "app 10/10 0.000001: 1 cpu-clock:\n\t1000 main (/bin/app)\n\n"
+                     "app 10/10 9300000000.000001: 1 cpu-clock:\n\t1000 main (/bin/app)\n\n";
+    const char *tb = "app 10/10 9300000000.000001: 1 cpu-clock:\n\t1000 main (/bin/app)\n\n";
+    const char *tc = "app 9223372036854775807/9223372036854775807 18446744073.709551: 1 "
+                     "cpu-clock:\n\t1000 main (/bin/app)\n\n";
+    T_CHECK(write_file(a, ta, strlen(ta)) && write_file(b, tb, strlen(tb)) &&
+            write_file(c, tc, strlen(tc)));
+    snprintf(args, sizeof args, "%s %s -o %s", b, a, out);
+    T_EQ_INT(cli(args, NULL), 0);
+    snprintf(args, sizeof args, "%s %s %s -o %s", c, c, a, out);
+    T_EQ_INT(cli(args, NULL), 0);
+    snprintf(args, sizeof args, "diff %s %s --to folded -o -", c, a);
+    char *text = NULL;
+    T_EQ_INT(cli(args, &text), 0);
+    T_CONTAINS(text ? text : "", "main 1 2\n");
+    free(text);
+}
