@@ -451,6 +451,16 @@ static inline int pc_sample_offcpu(const pc_profile *p, size_t i)
            (s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU);
 }
 
+/* The first comparison thread (thread.diff), or PC_NONE: whether p is a
+ * comparison, and which thread writers show first. */
+static inline uint32_t pc_diff_thread(const pc_profile *p)
+{
+    for (size_t t = 0; t < p->thread.n; t++)
+        if (p->thread.diff[t])
+            return (uint32_t)t;
+    return PC_NONE;
+}
+
 /* Whether heap row i belongs to the dump shown of its process and heap:
  * what formats with one value per callsite write. */
 static inline int pc_heap_shown(const pc_profile *p, size_t i)

@@ -137,10 +137,7 @@ int pc_diff_changes(const pc_profile *p, pc_change **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    int any = 0;
-    for (size_t t = 0; t < p->thread.n && !any; t++)
-        any = p->thread.diff && p->thread.diff[t];
-    if (!any || !p->sample.first)
+    if (pc_diff_thread(p) == PC_NONE || !p->sample.first)
         return 0;
     pc_fsums side[2];
     if (pc_fsums_init(&side[0], p) < 0)

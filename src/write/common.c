@@ -243,11 +243,8 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
 {
     size_t nt = p->thread.n;
     /* A comparison is what its profile is for. */
-    for (size_t t = 0; t < nt; t++)
-        if (p->thread.diff[t]) {
-            *out = (uint32_t)t;
-            return 0;
-        }
+    if ((*out = pc_diff_thread(p)) != PC_NONE)
+        return 0;
     uint64_t *on = calloc(nt + 1, sizeof *on), *any = calloc(nt + 1, sizeof *any);
     *out = PC_NONE;
     if (!on || !any) {

@@ -129,14 +129,6 @@ static int cmp_line(const void *a, const void *b)
     return strcmp(((const line *)a)->text, ((const line *)b)->text);
 }
 
-static int has_diff(const pc_profile *p)
-{
-    for (size_t t = 0; t < p->thread.n; t++)
-        if (p->thread.diff[t])
-            return 1;
-    return 0;
-}
-
 /* Renders entry i of f into t (emptied first). */
 static void render(const pc_profile *p, const pc_write_options *o, const pc_sums *f,
                    const fstacks *fs, size_t i, const uint32_t *main_of, int several_heaps,
@@ -190,7 +182,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
     fstacks fs = {0};
     /* A comparison is written as difffolded reads it: "stack base new",
      * from its comparison threads alone. */
-    int diff = has_diff(p);
+    int diff = pc_diff_thread(p) != PC_NONE;
     size_t nt = p->thread.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);

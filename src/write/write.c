@@ -50,20 +50,25 @@ static int gzip_level(const pc_write_options *o)
     return o->gzip_level ? o->gzip_level : 1;
 }
 
+/* The --to names of the formats that can carry a comparison (diff) or
+ * heap profiles (!diff), "a, b, c", into names. */
+static void formats_that(int diff, char *names, size_t size)
+{
+    size_t n, used = 0;
+    const pc_format_desc *t = pc_format_table(&n);
+    names[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((diff ? t[i].diff : t[i].heap) && used < size)
+            used += (size_t)snprintf(names + used, size - used, "%s%s", used ? ", " : "",
+                                     t[i].name);
+}
+
 /* Refused rather than written without what the caller asked for. */
 static int refuse(const pc_profile *p, const pc_format_desc *d, pc_error *err)
 {
-    int diff = 0;
-    for (size_t t = 0; t < p->thread.n && !diff; t++)
-        diff = p->thread.diff[t];
-    if (diff && !d->diff) {
-        char names[128] = "";
-        size_t n, used = 0;
-        const pc_format_desc *t = pc_format_table(&n);
-        for (size_t i = 0; i < n; i++)
-            if (t[i].diff && used < sizeof names)
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                         used ? ", " : "", t[i].name);
+    char names[128];
+    if (pc_diff_thread(p) != PC_NONE && !d->diff) {
+        formats_that(1, names, sizeof names);
         return pc_fail(err, PC_EUSAGE, "%s cannot show a comparison (the base's samples "
                        "counting against the new's): write one of %s (write_options.format)%s",
                        d->title, names,
@@ -74,13 +79,7 @@ static int refuse(const pc_profile *p, const pc_format_desc *d, pc_error *err)
         return PC_OK;
     pc_summary sum;
     pc_profile_summary(p, &sum);
-    char names[128] = "";
-    size_t n, used = 0;
-    const pc_format_desc *t = pc_format_table(&n);
-    for (size_t i = 0; i < n; i++)
-        if (t[i].heap && used < sizeof names)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                     used ? ", " : "", t[i].name);
+    formats_that(0, names, sizeof names);
     return pc_fail(err, PC_EUSAGE, "%s has no place for heap profiles (this one has %zu heap "
                    "callsites): write one of %s (write_options.format)",
                    d->title, sum.heap_rows, names);
