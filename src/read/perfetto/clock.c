@@ -42,6 +42,8 @@ static int edge_add(pf_clock_edge *e, uint64_t a, uint64_t b)
         e->ts_to = y;
         e->cap = cap;
     }
+    if (e->n && a < e->ts_from[e->n - 1])
+        e->unsorted = 1;
     e->ts_from[e->n] = a;
     e->ts_to[e->n] = b;
     e->n++;
@@ -63,29 +65,41 @@ int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t
     return 0;
 }
 
-/* One hop: the snapshot with the largest source time not after t, else
- * the first. */
+/* One hop: the snapshot with the largest source time not after t (the
+ * last of equal ones), else the first. */
 static uint64_t hop(const pf_clock_edge *e, uint64_t t)
 {
     size_t best = 0;
-    int found = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (e->ts_from[i] <= t && (!found || e->ts_from[i] >= e->ts_from[best])) {
-            best = i;
-            found = 1;
+    if (!e->unsorted) {
+        /* The first snapshot after t; the one before it is the hop's. */
+        size_t lo = 0, hi = e->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (e->ts_from[mid] <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        best = lo ? lo - 1 : 0;
+    } else {
+        int found = 0;
+        for (size_t i = 0; i < e->n; i++)
+            if (e->ts_from[i] <= t && (!found || e->ts_from[i] >= e->ts_from[best])) {
+                best = i;
+                found = 1;
+            }
+    }
     return t - e->ts_from[best] + e->ts_to[best];
 }
 
-int pf_clocks_convert(const pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out)
+/* The shortest chain of edges from key to the trace clock, breadth
+ * first (few clocks, few edges), into hops[PF_CLOCK_BFS].  Its length, or
+ * -1 when there is none. */
+enum { PF_CLOCK_BFS = 64 };
+static int find_path(const pf_clocks *c, uint64_t key, uint32_t *hops)
 {
-    *out = t;
-    if (key == c->trace_clock)
-        return 0;
-    /* Breadth-first search over the clocks: few clocks, few edges. */
-    enum { MAX = 64 };
-    uint64_t node[MAX];
-    int prev[MAX], via[MAX];
+    uint64_t node[PF_CLOCK_BFS];
+    int prev[PF_CLOCK_BFS], via[PF_CLOCK_BFS];
     size_t n = 1, head = 0;
     node[0] = key;
     prev[0] = -1;
@@ -93,17 +107,15 @@ int pf_clocks_convert(const pf_clocks *c, uint64_t key, uint64_t t, uint64_t *ou
     while (head < n) {
         uint64_t cur = node[head];
         if (cur == c->trace_clock) {
-            /* Walk back to list the hops, then apply them in order. */
-            int path[MAX], len = 0;
+            int len = 0;
             for (int k = (int)head; k > 0; k = prev[k])
-                path[len++] = via[k];
-            uint64_t v = t;
-            for (int k = len - 1; k >= 0; k--)
-                v = hop(&c->edges[path[k]], v);
-            *out = v;
-            return 0;
+                len++;
+            int at = len;
+            for (int k = (int)head; k > 0; k = prev[k])
+                hops[--at] = (uint32_t)via[k];
+            return len;
         }
-        for (size_t i = 0; i < c->n_edges && n < MAX; i++) {
+        for (size_t i = 0; i < c->n_edges && n < PF_CLOCK_BFS; i++) {
             if (c->edges[i].from != cur)
                 continue;
             int seen = 0;
@@ -119,6 +131,47 @@ int pf_clocks_convert(const pf_clocks *c, uint64_t key, uint64_t t, uint64_t *ou
         head++;
     }
     return -1;
+}
+
+int pf_clocks_convert(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out)
+{
+    *out = t;
+    if (key == c->trace_clock)
+        return 0;
+    /* Chains found for another trace clock lead elsewhere. */
+    if (c->trace_clock_of_paths != c->trace_clock) {
+        memset(c->paths, 0, sizeof c->paths);
+        c->trace_clock_of_paths = c->trace_clock;
+    }
+    const uint32_t *hops = NULL;
+    int len = -1;
+    uint32_t found[PF_CLOCK_BFS];
+    for (size_t i = 0; i < PF_CLOCK_PATHS && !hops; i++)
+        if (c->paths[i].n_edges == c->n_edges && c->n_edges && c->paths[i].key == key) {
+            hops = c->paths[i].hop;
+            len = c->paths[i].len;
+        }
+    if (!hops) {
+        len = find_path(c, key, found);
+        hops = found;
+        /* Kept when short, as every real chain is. */
+        if (len <= PF_CLOCK_HOPS && c->n_edges) {
+            pf_clock_path *pa = &c->paths[c->next_path];
+            c->next_path = (c->next_path + 1) % PF_CLOCK_PATHS;
+            pa->key = key;
+            pa->n_edges = c->n_edges;
+            pa->len = len;
+            if (len > 0)
+                memcpy(pa->hop, found, (size_t)len * sizeof *found);
+        }
+    }
+    if (len < 0)
+        return -1;
+    uint64_t v = t;
+    for (int k = 0; k < len; k++)
+        v = hop(&c->edges[hops[k]], v);
+    *out = v;
+    return 0;
 }
 
 void pf_clocks_free(pf_clocks *c)

@@ -26,7 +26,22 @@ typedef struct pf_clock_edge {
     uint64_t from, to;        /* clock keys */
     uint64_t *ts_from, *ts_to;
     size_t n, cap;
+    /* Snapshots come in time order, so the hop's snapshot is found by
+     * bisection, unless one came out of order. */
+    int unsorted;
 } pf_clock_edge;
+
+/* A clock's chain of hops to the trace clock, found once: conversion runs
+ * per packet, and the chain changes only when a new pair of clocks (an
+ * edge) appears. */
+#define PF_CLOCK_PATHS 16
+#define PF_CLOCK_HOPS 8
+typedef struct pf_clock_path {
+    uint64_t key;
+    size_t n_edges;           /* the edge count it was found with; 0: empty */
+    int len;                  /* hops, or -1: no chain */
+    uint32_t hop[PF_CLOCK_HOPS];
+} pf_clock_path;
 
 typedef struct pf_clocks {
     uint64_t trace_clock;     /* key of the trace clock */
@@ -34,6 +49,9 @@ typedef struct pf_clocks {
     pf_clock_edge *edges;
     size_t n_edges, cap_edges;
     size_t n_snapshots;
+    pf_clock_path paths[PF_CLOCK_PATHS];
+    uint64_t trace_clock_of_paths;  /* the trace clock the paths lead to */
+    size_t next_path;         /* the entry a new chain replaces */
 } pf_clocks;
 
 /* The key of clock id seen on sequence seq (ids 64-127 are per sequence). */
@@ -45,7 +63,7 @@ int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t
 
 /* Converts t on clock key to trace time.  Returns 0, or -1 when no chain
  * of snapshots joins the clocks (*out is then t unchanged). */
-int pf_clocks_convert(const pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out);
+int pf_clocks_convert(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out);
 
 void pf_clocks_free(pf_clocks *c);
 
