@@ -138,6 +138,8 @@ void pf_interned_unappend(pf_interned *t, int kind)
         t->n_pool = t->mappings[--t->n_mappings].path0;
     } else if (kind == PF_CALLSTACK && t->n_callstacks) {
         t->n_pool = t->callstacks[--t->n_callstacks].frame0;
+    } else if ((kind == PF_SS_TASK || kind == PF_SS_EXEC || kind == PF_SS_COUNTER) && t->n_ss) {
+        t->n_ss--;
     }
 }
 
@@ -201,7 +203,7 @@ void pf_interned_clear(pf_interned *t)
         t->dense_top[k] = 0;
     }
     t->n_dense = 0;
-    t->n_frames = t->n_mappings = t->n_callstacks = t->n_pool = 0;
+    t->n_frames = t->n_mappings = t->n_callstacks = t->n_pool = t->n_ss = 0;
     t->pool_dead = 0;
 }
 
@@ -217,5 +219,14 @@ void pf_interned_free(pf_interned *t)
     free(t->mappings);
     free(t->callstacks);
     free(t->pool);
+    free(t->ss);
     memset(t, 0, sizeof *t);
+}
+
+uint32_t pf_interned_new_ss(pf_interned *t)
+{
+    if (t->n_ss >= PC_NONE - 1 || grow((void **)&t->ss, &t->cap_ss, t->n_ss, sizeof *t->ss) < 0)
+        return PC_NONE;
+    memset(&t->ss[t->n_ss], 0, sizeof *t->ss);
+    return (uint32_t)t->n_ss++;
 }

@@ -37,6 +37,10 @@ enum pf_kind {
     PF_FRAME,
     PF_MAPPING,
     PF_CALLSTACK,
+    /* StackSample's contexts and counter descriptors (stack_sample.c) */
+    PF_SS_TASK,
+    PF_SS_EXEC,
+    PF_SS_COUNTER,
     PF_N_KINDS
 };
 
@@ -60,6 +64,19 @@ typedef struct pf_callstack_rec {
     uint8_t done;               /* resolved is valid */
 } pf_callstack_rec;
 
+/* An interned StackSample message, by its kind:
+ *   task context       a pid, b tid, c async_id
+ *   execution context  a cpu
+ *   counter descriptor a unit (StackSample.Unit), b unit_multiplier,
+ *                      name and str (unit_str) string ids
+ * has: a bit per field given (1 a, 2 b, 4 c, 8 name, 16 str). */
+typedef struct pf_ss_rec {
+    uint64_t a, b, c;
+    uint32_t name, str;
+    uint16_t event1, uncounted1;   /* a counter's events + 1, once made */
+    uint8_t has;
+} pf_ss_rec;
+
 typedef struct pf_interned {
     uint32_t *dense[PF_N_KINDS];  /* iid -> value, PC_NONE where absent */
     size_t dense_cap[PF_N_KINDS], dense_top[PF_N_KINDS];  /* top: 1 + max set */
@@ -80,6 +97,8 @@ typedef struct pf_interned {
     uint64_t *pool;
     size_t n_pool, cap_pool;
     size_t pool_dead;    /* pool entries of callstacks resolved for good */
+    pf_ss_rec *ss;
+    size_t n_ss, cap_ss;
 } pf_interned;
 
 /* Looks up (kind, iid): the entry's value (a string id or a record
@@ -110,6 +129,10 @@ void pf_interned_pool_compact(pf_interned *t);
 
 /* Appends v to the iid pool.  Returns 0, or -1 when out of memory. */
 int pf_interned_pool_push(pf_interned *t, uint64_t v);
+
+/* Appends a StackSample record (zeroed) and returns its index, or PC_NONE
+ * when out of memory; put() and unappend() as for the others. */
+uint32_t pf_interned_new_ss(pf_interned *t);
 
 void pf_interned_clear(pf_interned *t);
 void pf_interned_free(pf_interned *t);

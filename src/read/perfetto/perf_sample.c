@@ -131,6 +131,10 @@ int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s)
                 }
             if (got < 0)
                 return pf_wire_fail(r, &sub, "PerfSampleDefaults");
+        } else if (f.number == 100 && f.wiretype == L) {
+            pb_reader_sub(pr, &f, &sub);
+            if (pf_on_stack_sample_defaults(r, &sub, s) != PC_OK)
+                return r->err->status;
         }
     }
     return got < 0 ? r->err->status : PC_OK;

@@ -136,6 +136,7 @@ static void reader_free(pf_reader *r)
     free(r->tname.name);
     pc_htab_free(&r->tname.idx);
     pf_names_free(r);
+    pf_stack_sample_free(r);
 }
 
 /* What the trace holds that gave no samples, for the message of a
@@ -148,7 +149,6 @@ static void describe_rest(pf_reader *r)
         const char *what;
     } kinds[] = {
         {st->heap_graphs, "Java heap graph packets (android.java_hprof)"},
-        {st->stack_samples, "StackSample packets"},
         {st->track_events, "TrackEvent packets (slices)"},
         {st->skipped_samples, "perf samples without a callstack (skipped by traced_perf)"},
         {st->unresolved_callstacks, "samples whose callstack the trace does not define"},
@@ -173,8 +173,8 @@ static void describe_rest(pf_reader *r)
     used = strlen(buf);
     if (used < sizeof buf)
         snprintf(buf + used, sizeof buf - used, "; CPU samples with callstacks come from the "
-                 "linux.perf data source (or Chrome's sampler), heap profiles from "
-                 "android.heapprofd");
+                 "linux.perf data source (or Chrome's sampler, or a profiler writing "
+                 "StackSample packets), heap profiles from android.heapprofd");
     r->p->meta.empty_hint = pc_intern_cstr(r->p, buf);
 }
 
@@ -245,10 +245,10 @@ static void report(pf_reader *r)
         pc_log(o, PC_LOG_INFO, "%" PRIu64 " streaming allocation and %" PRIu64 " free "
                "packets carry no callstacks and were not converted",
                st->streaming_allocs, st->streaming_frees);
-    if (st->stack_samples || st->heap_graphs || st->track_events)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " StackSample, %" PRIu64 " Java heap graph and "
-               "%" PRIu64 " TrackEvent packets are not converted", st->stack_samples,
-               st->heap_graphs, st->track_events);
+    pf_stack_sample_report(r);
+    if (st->heap_graphs || st->track_events)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " Java heap graph and %" PRIu64 " TrackEvent "
+               "packets are not converted", st->heap_graphs, st->track_events);
     describe_rest(r);
 }
 
@@ -270,6 +270,8 @@ int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
             st = pf_heap_dump_end(&r, &r.seqs[i]);
     if (st == PC_OK)
         st = pf_resolve_names(&r);
+    if (st == PC_OK)
+        st = pf_stack_sample_finish(&r);
     p->sample.read = p->sample.n;
     if (st == PC_OK && p->oom)
         st = pf_nomem(&r);

@@ -6,6 +6,7 @@
  *   sequence.c        sequences, interned data and its resolving
  *   clock_snapshot.c  ClockSnapshot, packet times to trace time
  *   perf_sample.c     traced_perf samples and their events
+ *   stack_sample.c    StackSample, the generic sampler's samples
  *   chrome.c          Chrome's StreamingProfilePacket
  *   heapprofd.c       heapprofd's ProfilePacket
  *   process_tree.c    threads, process and thread names
@@ -104,6 +105,16 @@ typedef struct pf_seq {
         size_t n, cap;
     } hs;
     pf_heap_totals totals;
+    /* StackSampleDefaults; zero is none, so that a clear is a memset.
+     * Ids are stored plus one. */
+    struct {
+        uint32_t source1;        /* string id + 1 */
+        uint32_t n_followers;
+        uint16_t event1;         /* the primary's event + 1, once made */
+        uint16_t uncounted1;     /* its "samples of" event + 1 */
+        uint8_t has_primary;
+        pf_ss_rec primary;
+    } ssd;
     struct {
         int64_t *pid;
         uint32_t *heap;
@@ -126,6 +137,9 @@ typedef struct pf_stats {
     uint64_t heap_gaps, heap_unresolved, heap_empty, heap_no_clock, heap_flags;
     uint64_t streaming_allocs, streaming_frees;
     uint64_t stack_samples, track_events, heap_graphs;
+    /* StackSample: follower counter values, references to interned data
+     * the trace does not define, samples of async contexts. */
+    uint64_t ss_followers, ss_undefined, ss_async;
     uint64_t packets;
 } pf_stats;
 
@@ -211,6 +225,18 @@ typedef struct pf_reader {
     uint16_t chrome_event;
     pf_stats st;
 
+    /* StackSample's inline callstack frames by (name, file, line), and
+     * the first reference to interned data the trace does not define. */
+    struct {
+        uint32_t *frame, *name, *file, *line;
+        size_t n, cap;
+        pc_htab idx;
+        uint64_t undef_offset, undef_iid;
+        size_t undef_packet;
+        const char *undef_what;
+        uint32_t no_task1;   /* the thread of samples without a task + 1 */
+    } ss;
+
     /* The first frame, mapping or function name a callstack refers to
      * and the trace does not define (what: 0 none yet), for the warning
      * (pf_undef_text). */
@@ -276,6 +302,19 @@ int pf_packet_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t);
 uint16_t pf_event_named(pf_reader *r, const char *name, int unit);
 int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s);
 int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+
+/* ---- stack_sample.c ---- */
+
+int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+int pf_on_stack_sample_defaults(pf_reader *r, pb_reader *pr, pf_seq *s);
+/* InternedData fields 48 to 50, into t. */
+int pf_on_stack_sample_interned(pf_reader *r, pb_reader *pr, pf_interned *t, uint32_t field);
+/* Once names are resolved: source files of inline frames, the name of
+ * the thread of samples without a task. */
+int pf_stack_sample_finish(pf_reader *r);
+void pf_stack_sample_free(pf_reader *r);
+/* The log lines of what StackSample packets held and were not converted. */
+void pf_stack_sample_report(const pf_reader *r);
 
 /* ---- chrome.c ---- */
 

@@ -68,6 +68,7 @@ void pf_seq_clear(pf_seq *s)
     s->nominal = 0;
     s->event = s->uncounted_event = PF_NO_EVENT;
     s->event_name = PC_NONE;
+    memset(&s->ssd, 0, sizeof s->ssd);
     s->has_running = 0;
     s->in_dump = 0;
     s->hs.n = 0;
@@ -255,6 +256,7 @@ int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s)
         case 17: kind = PF_MAPPING_PATH; break;
         case 18: kind = PF_SOURCE_PATH; break;
         case 19: kind = PF_MAPPING; break;
+        case 48: case 49: case 50: kind = PF_SS_TASK; break;
         default: continue;
         }
         if (f.wiretype != L) {
@@ -268,6 +270,8 @@ int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s)
             st = pf_on_callstack(r, &sub, &s->it);
         else if (kind == PF_MAPPING)
             st = pf_on_mapping(r, &sub, &s->it);
+        else if (kind == PF_SS_TASK)
+            st = pf_on_stack_sample_interned(r, &sub, &s->it, f.number);
         else
             st = pf_on_string(r, &sub, &s->it, kind);
     }

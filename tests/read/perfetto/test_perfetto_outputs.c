@@ -87,10 +87,9 @@ TEST(perfetto_refusals)
     pc_profile_free(p);
     pb_buf_free(&b);
 
-    /* A Java heap graph, a StackSample and a TrackEvent: none gives a
-     * sample yet. */
-    static const uint32_t fields[] = {56, 135, 11};
-    for (size_t k = 0; k < 3; k++) {
+    /* A Java heap graph and a TrackEvent: neither gives a sample yet. */
+    static const uint32_t fields[] = {56, 11};
+    for (size_t k = 0; k < 2; k++) {
         size_t pk = pfe_packet(&b, 1);
         pb_uint(&b, PFE_TIMESTAMP, 1000 + k);
         size_t m = pb_begin(&b, fields[k]);
@@ -101,8 +100,8 @@ TEST(perfetto_refusals)
     pc_error err;
     T_EQ_INT(convert_bytes(b.data, b.len, NULL, &p, &err), PC_EINPUT);
     T_CONTAINS(err.message, "fixture: nothing to show: the input holds no samples; the trace "
-                            "(3 packets) holds 1 Java heap graph packets (android.java_hprof), "
-                            "1 StackSample packets, 1 TrackEvent packets (slices); CPU samples "
+                            "(2 packets) holds 1 Java heap graph packets (android.java_hprof), "
+                            "1 TrackEvent packets (slices); CPU samples "
                             "with callstacks come from the linux.perf data source");
     pb_buf_free(&b);
 }
