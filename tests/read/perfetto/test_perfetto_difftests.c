@@ -240,9 +240,204 @@ static void ck_no_build_id(const dt *c)
     free(used);
 }
 
-#define STACK_SAMPLE                                                       \
-    "StackSample packets (the newer generic sampler; doc/formats/perfetto.md "    \
-    "lists it as not converted) are not converted"
+/* ---- StackSample ---- */
+
+/* The one sample at time ts, or -1 (a failure recorded). */
+static long long ss_at(const pc_profile *p, long long ts)
+{
+    long long at = -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.time[i] == (uint64_t)ts) {
+            at = (long long)i;
+            n++;
+        }
+    if (n != 1)
+        t_fail(__FILE__, __LINE__, "%zu samples at %lld", n, ts);
+    return n == 1 ? at : -1;
+}
+
+static const char *ss_leaf(const pc_profile *p, size_t i)
+{
+    uint32_t s = p->sample.stack[i];
+    return s == PC_NONE ? "(none)" : frame_name(p, p->stack.frame[s]);
+}
+
+/* The sample's CPU: the row's, or none for [NULL]. */
+static void ss_cpu(const dt *c, size_t r, size_t i)
+{
+    const char *cpu = csv_get(&c->want, r, "cpu");
+    T_EQ_INT(c->p->sample.cpu[i], cpu ? csv_int(&c->want, r, "cpu") : PC_NO_CPU);
+}
+
+/* Each row's sample: time, CPU, weight, the timebase as its event (ns
+ * as the unit says) and the leaf frame. */
+static void ck_ss_samples(const dt *c)
+{
+    const pc_profile *p = c->p;
+    T_EQ_INT(p->sample.n, c->want.rows);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        long long i = ss_at(p, csv_int(&c->want, r, "ts"));
+        if (i < 0)
+            continue;
+        ss_cpu(c, r, (size_t)i);
+        T_EQ_INT(p->sample.weight[i], csv_int(&c->want, r, "weight"));
+        T_EQ_STR(ss_leaf(p, (size_t)i), csv_get(&c->want, r, "frame_name"));
+        uint16_t ev = p->sample.event[i];
+        T_CONTAINS(str_of(p, p->event.name[ev]), csv_get(&c->want, r, "timebase_name"));
+        T_CONTAINS(str_of(p, p->event.name[ev]), csv_get(&c->want, r, "source"));
+        if (strcmp(csv_get(&c->want, r, "unit"), "ns") == 0)
+            T_EQ_INT(p->event.unit[ev], PC_UNIT_NS);
+    }
+}
+
+/* Each row's sample in its process (none for [NULL]) on its CPU. */
+static void ck_ss_contexts(const dt *c)
+{
+    const pc_profile *p = c->p;
+    T_EQ_INT(p->sample.n, c->want.rows);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        long long i = ss_at(p, csv_int(&c->want, r, "ts"));
+        if (i < 0)
+            continue;
+        int64_t pid = p->thread.pid[p->sample.thread[i]];
+        const char *want = csv_get(&c->want, r, "process_name");
+        if (want)
+            T_EQ_STR(str_of(p, pc_process_name(p, pid)), want);
+        else
+            T_CHECK(pc_process_name(p, pid) == PC_NONE);
+        if (csv_has(&c->want, "cpu"))
+            ss_cpu(c, r, (size_t)i);
+    }
+}
+
+/* The async context's sample in its process; the context is reported. */
+static void ck_ss_async(const dt *c)
+{
+    const pc_profile *p = c->p;
+    T_CHECK(c->want.rows > 0);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        long long i = ss_at(p, csv_int(&c->want, r, "ts"));
+        if (i >= 0)
+            T_EQ_STR(str_of(p, pc_process_name(p, p->thread.pid[p->sample.thread[i]])),
+                     csv_get(&c->want, r, "process_name"));
+    }
+    char want[64];
+    snprintf(want, sizeof want, "%zu StackSample samples belong to async contexts",
+             c->want.rows);
+    T_CONTAINS(c->log, want);
+}
+
+/* Samples per source: those of the event its name is in brackets of. */
+static void ck_ss_per_source(const dt *c)
+{
+    const pc_profile *p = c->p;
+    long long total = 0;
+    for (size_t r = 0; r < c->want.rows; r++) {
+        char tag[256];
+        snprintf(tag, sizeof tag, "(%s)", csv_get(&c->want, r, "source"));
+        long long n = 0;
+        for (size_t i = 0; i < p->sample.n; i++)
+            n += strstr(str_of(p, p->event.name[p->sample.event[i]]), tag) != NULL;
+        T_EQ_INT(n, csv_int(&c->want, r, "cnt"));
+        total += n;
+    }
+    T_EQ_INT(total, p->sample.n);
+}
+
+/* Follower values are reported, not converted: the sample weighs its
+ * primary weight, not the follower's. */
+static void ck_ss_followers(const dt *c)
+{
+    const pc_profile *p = c->p;
+    for (size_t r = 0; r < c->want.rows; r++) {
+        long long i = ss_at(p, csv_int(&c->want, r, "ts"));
+        if (i >= 0)
+            T_CHECK(p->sample.weight[i] != csv_int(&c->want, r, "weight"));
+    }
+    char want[96];
+    snprintf(want, sizeof want, "%zu follower counter values of StackSample packets are not "
+             "converted", c->want.rows);
+    T_CONTAINS(c->log, want);
+}
+
+/* The inline callstack from the root: each frame's name, its function's
+ * file and its line. */
+static void ck_ss_inline(const dt *c)
+{
+    const pc_profile *p = c->p;
+    size_t found = 0;
+    T_CHECK(c->want.rows > 0);
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint32_t chain[64];
+        size_t depth = 0;
+        for (uint32_t s = p->sample.stack[i]; s != PC_NONE && depth < 64; s = p->stack.prefix[s])
+            chain[depth++] = p->stack.frame[s];
+        if (depth != c->want.rows)
+            continue;
+        size_t r = 0;
+        while (r < depth && strcmp(frame_name(p, chain[depth - 1 - r]),
+                                   csv_get(&c->want, r, "frame_name")) == 0)
+            r++;
+        if (r < depth)
+            continue;
+        found++;
+        for (r = 0; r < depth; r++) {
+            uint32_t f = chain[depth - 1 - r];
+            T_EQ_STR(str_of(p, p->func.file[p->frame.func[f]]),
+                     csv_get(&c->want, r, "source_file"));
+            T_EQ_INT(p->frame.line[f], csv_int(&c->want, r, "line_number"));
+        }
+    }
+    T_EQ_INT(found, 1);
+}
+
+static void ck_ss_interned(const dt *c)
+{
+    T_CHECK(c->want.rows > 0);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        long long i = ss_at(c->p, csv_int(&c->want, r, "ts"));
+        if (i >= 0)
+            T_EQ_STR(ss_leaf(c->p, (size_t)i), csv_get(&c->want, r, "frame_name"));
+    }
+}
+
+/* One session: one event, named after the source the query asks for,
+ * in ns; no perf session, so no perf event. */
+static void ck_ss_session(const dt *c)
+{
+    const pc_profile *p = c->p;
+    char path[600], source[128] = "";
+    dt_path(c, "query.sql", path, sizeof path);
+    char *q = read_text(path);
+    const char *at = q ? strstr(q, "source = '") : NULL;
+    if (at)
+        sscanf(at + 10, "%127[^']", source);
+    free(q);
+    T_CHECK(source[0] != 0);
+    T_EQ_INT(p->event.n, csv_int(&c->want, 0, "stack_sample_sessions") +
+                             csv_int(&c->want, 0, "perf_sessions"));
+    for (size_t e = 0; e < p->event.n; e++) {
+        T_CONTAINS(str_of(p, p->event.name[e]), source);
+        T_EQ_INT(p->event.unit[e], PC_UNIT_NS);
+    }
+}
+
+/* Each frame named once; the interpreted one runs interpreted. */
+static void ck_frame_types(const dt *c)
+{
+    const pc_profile *p = c->p;
+    T_CHECK(c->want.rows > 0);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        const char *name = csv_get(&c->want, r, "name");
+        const char *type = csv_get(&c->want, r, "type");
+        T_EQ_INT(count_frames(p, name, -1), 1);
+        for (size_t f = 0; f < p->frame.n; f++)
+            if (strcmp(frame_name(p, (uint32_t)f), name) == 0)
+                T_EQ_INT(p->frame.exec[f] == PC_EXEC_INTERPRETED,
+                         type && strcmp(type, "interpreted") == 0);
+    }
+}
 
 const dt_case dt_sample_cases[] = {
     {"metrics/profiling/ProfilingMetrics.java_heap_class_stats_no_heap_graph", NULL,
@@ -255,21 +450,26 @@ const dt_case dt_sample_cases[] = {
      ck_counter_only_excluded, NULL},
     {"parser/profiling/Profiling.cpu_profiling_samples_timebase_filter", ck_timebase_filter,
      NULL},
-    {"parser/profiling/Profiling.frame_types", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.frame_types", ck_frame_types,
+     "the kinds other than interpreted (gc, a custom kind_str) are not carried"},
     {"parser/profiling/Profiling.perf_sample_counter_only", ck_counter_only, NULL},
     {"parser/profiling/Profiling.perf_sample_counter_set", ck_counter_set,
      "follower counters are not converted"},
     {"parser/profiling/Profiling.perf_sample_followers", ck_followers,
      "follower counters are not converted"},
     {"parser/profiling/Profiling.perf_sample_timebase_count", ck_timebase_count, NULL},
-    {"parser/profiling/Profiling.stack_sample", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_async", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_contexts", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_cpu_profiling_samples", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_followers", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_inline_callstack", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_interned_callstack", NULL, STACK_SAMPLE},
-    {"parser/profiling/Profiling.stack_sample_session_source", NULL, STACK_SAMPLE},
+    {"parser/profiling/Profiling.stack_sample", ck_ss_samples,
+     "the CPU mode (user, kernel) is not carried"},
+    {"parser/profiling/Profiling.stack_sample_async", ck_ss_async,
+     "async contexts (name, kind, parent) are not carried: only reported"},
+    {"parser/profiling/Profiling.stack_sample_contexts", ck_ss_contexts,
+     "the CPU mode is not carried"},
+    {"parser/profiling/Profiling.stack_sample_cpu_profiling_samples", ck_ss_per_source, NULL},
+    {"parser/profiling/Profiling.stack_sample_followers", ck_ss_followers,
+     "follower counters are not converted: only counted"},
+    {"parser/profiling/Profiling.stack_sample_inline_callstack", ck_ss_inline, NULL},
+    {"parser/profiling/Profiling.stack_sample_interned_callstack", ck_ss_interned, NULL},
+    {"parser/profiling/Profiling.stack_sample_session_source", ck_ss_session, NULL},
     {"parser/profiling/ProfilingLlvmSymbolizer.no_build_id", ck_no_build_id, NULL},
     {"parser/profiling/r8_retrace_compat/R8RetraceCompat.horizontal_class_merging",
      ck_deobfuscated, NULL},
