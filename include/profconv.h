@@ -203,6 +203,10 @@ typedef struct pc_options {
      * and what to show of it (enum pc_heap_measure). */
     int heap_dump;
     int heap_measure;
+    /* Java heap graphs (Perfetto): 0 (the default) charges each object's
+     * own size to its shortest path from a GC root, 1 to its path in the
+     * dominator tree, so that a node's total is what it retains. */
+    int heap_graph;
     /* With heap_dump, a dump to subtract (1 for the first; 0, the
      * default: none): each callsite shows what it added between this dump
      * and heap_dump, which must come later. */

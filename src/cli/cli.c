@@ -337,7 +337,7 @@ enum {
     OPT_EXCLUDE_PROCESS_NAME, OPT_THREAD_NAME, OPT_EXCLUDE_THREAD_NAME,
     OPT_TIME_RANGE, OPT_FILTER_FILE, OPT_AGGREGATE, OPT_PROGUARD, OPT_ART,
     OPT_REMOVE_METHOD, OPT_MANGLED, OPT_SYMFS, OPT_SYMBOLS, OPT_MARKERS, OPT_NO_MARKERS, OPT_PERCPU,
-    OPT_HEAP, OPT_HEAP_DUMP, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
+    OPT_HEAP, OPT_HEAP_DUMP, OPT_HEAP_GRAPH, OPT_FOLDED_PREFIX, OPT_FOLDED_VALUE, OPT_FOLDED_ANNOTATE,
     OPT_PPROF_SPLIT, OPT_PROGRESS, OPT_THREADS, OPT_MAX_MEMORY, OPT_MAX_DEPTH, OPT_KEEP_GOING,
     OPT_OPEN, OPT_NO_OPEN, OPT_PROFILER_URL, OPT_MERGE_RUNS, OPT_FAIL_ABOVE,
 };
@@ -453,6 +453,7 @@ int main(int argc, char **argv)
         {"percpu", no_argument, NULL, OPT_PERCPU},
         {"heap", required_argument, NULL, OPT_HEAP},
         {"heap-dump", required_argument, NULL, OPT_HEAP_DUMP},
+        {"heap-graph", required_argument, NULL, OPT_HEAP_GRAPH},
         {"folded-prefix", required_argument, NULL, OPT_FOLDED_PREFIX},
         {"folded-value", required_argument, NULL, OPT_FOLDED_VALUE},
         {"folded-annotate", no_argument, NULL, OPT_FOLDED_ANNOTATE},
@@ -575,6 +576,14 @@ int main(int argc, char **argv)
             else
                 return usage_error("--heap needs unreleased, allocated or freed, not '%s'",
                                    optarg);
+            break;
+        case OPT_HEAP_GRAPH:
+            if (strcmp(optarg, "shallow") == 0)
+                opt.heap_graph = 0;
+            else if (strcmp(optarg, "retained") == 0)
+                opt.heap_graph = 1;
+            else
+                return usage_error("--heap-graph needs shallow or retained, not '%s'", optarg);
             break;
         case OPT_HEAP_DUMP: {
             /* N, or A..B: what B added since A (B empty: the last). */

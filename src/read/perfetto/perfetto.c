@@ -137,6 +137,7 @@ static void reader_free(pf_reader *r)
     pc_htab_free(&r->tname.idx);
     pf_names_free(r);
     pf_stack_sample_free(r);
+    pf_heap_graph_free(r);
 }
 
 /* What the trace holds that gave no samples, for the message of a
@@ -174,7 +175,8 @@ static void describe_rest(pf_reader *r)
     if (used < sizeof buf)
         snprintf(buf + used, sizeof buf - used, "; CPU samples with callstacks come from the "
                  "linux.perf data source (or Chrome's sampler, or a profiler writing "
-                 "StackSample packets), heap profiles from android.heapprofd");
+                 "StackSample packets), heap profiles from android.heapprofd, Java heap "
+                 "graphs (with objects) from android.java_hprof");
     r->p->meta.empty_hint = pc_intern_cstr(r->p, buf);
 }
 
@@ -246,9 +248,20 @@ static void report(pf_reader *r)
                "packets carry no callstacks and were not converted",
                st->streaming_allocs, st->streaming_frees);
     pf_stack_sample_report(r);
-    if (st->heap_graphs || st->track_events)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " Java heap graph and %" PRIu64 " TrackEvent "
-               "packets are not converted", st->heap_graphs, st->track_events);
+    if (st->heap_graph_gaps)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " Java heap graph dump(s) lost packets (a gap "
+               "in their packet index); their trees lack what those held",
+               st->heap_graph_gaps);
+    if (st->heap_graph_bad)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " Java heap graph objects or packets were "
+               "malformed or belonged to another dump and were left out",
+               st->heap_graph_bad);
+    if (st->heap_graph_unfinished)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " Java heap graph dump(s) were cut short by the "
+               "end of the trace; what arrived of them is shown", st->heap_graph_unfinished);
+    if (st->track_events)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " TrackEvent packets are not converted",
+               st->track_events);
     describe_rest(r);
 }
 
@@ -268,6 +281,8 @@ int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
     for (size_t i = 0; st == PC_OK && i < r.n_seqs; i++)
         if (r.seqs[i].in_dump && r.seqs[i].hd.n)
             st = pf_heap_dump_end(&r, &r.seqs[i]);
+    if (st == PC_OK)
+        st = pf_heap_graph_end(&r);
     if (st == PC_OK)
         st = pf_resolve_names(&r);
     if (st == PC_OK)

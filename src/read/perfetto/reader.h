@@ -9,6 +9,7 @@
  *   stack_sample.c    StackSample, the generic sampler's samples
  *   chrome.c          Chrome's StreamingProfilePacket
  *   heapprofd.c       heapprofd's ProfilePacket
+ *   heap_graph.c      ART's Java heap graphs (HeapGraph)
  *   process_tree.c    threads, process and thread names
  *   symbols.c         ModuleSymbols and DeobfuscationMapping
  *   names.c           names, symbols and deobfuscation, resolved once the
@@ -140,6 +141,9 @@ typedef struct pf_stats {
     /* StackSample: follower counter values, references to interned data
      * the trace does not define, samples of async contexts. */
     uint64_t ss_followers, ss_undefined, ss_async;
+    /* Java heap graphs: dumps with a gap in their packet index, objects
+     * or packets left out as malformed, dumps the trace ended inside. */
+    uint64_t heap_graph_gaps, heap_graph_bad, heap_graph_unfinished;
     uint64_t packets;
 } pf_stats;
 
@@ -223,6 +227,9 @@ typedef struct pf_reader {
     pc_deobf deobf;
 
     uint16_t chrome_event;
+    /* Java heap graphs: dumps being read, and the trees of finished
+     * ones (heap_graph.c). */
+    struct pf_hgraph *hg;
     pf_stats st;
 
     /* StackSample's inline callstack frames by (name, file, line), and
@@ -325,6 +332,14 @@ int pf_on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s);
 int pf_on_profile_packet(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
 /* Also for the dump a trace ends inside: what arrived of it is kept. */
 int pf_heap_dump_end(pf_reader *r, pf_seq *s);
+
+/* ---- heap_graph.c ---- */
+
+int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+/* Once the trace is read (deobfuscation mappings may come after the
+ * graphs): ends the dumps still open and adds every dump's heap rows. */
+int pf_heap_graph_end(pf_reader *r);
+void pf_heap_graph_free(pf_reader *r);
 
 /* ---- process_tree.c ---- */
 
