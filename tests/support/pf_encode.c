@@ -196,3 +196,144 @@ void pfe_compressed(pb_buf *b, const pb_buf *src, int zstd)
     pb_end(b, pk);
     free(out);
 }
+
+void pfe_ss_defaults(pb_buf *b, uint32_t seq, const char *source, const char *counter,
+                     uint32_t unit)
+{
+    size_t pk = pfe_packet(b, seq);
+    pb_uint(b, PFE_FLAGS, 1);
+    size_t d = pb_begin(b, PFE_DEFAULTS);
+    size_t ss = pb_begin(b, 100);
+    if (source)
+        pb_string(b, 1, source);
+    if (counter)
+        pfe_ss_counter(b, 2, 0, counter, unit, 0);
+    pb_end(b, ss);
+    pb_end(b, d);
+    pb_end(b, pk);
+}
+
+void pfe_ss_task(pb_buf *b, uint32_t field, uint64_t iid, int64_t pid, int64_t tid)
+{
+    size_t m = pb_begin(b, field);
+    if (iid)
+        pb_uint(b, 1, iid);
+    if (pid >= 0)
+        pb_uint(b, 2, (uint64_t)pid);
+    if (tid >= 0)
+        pb_uint(b, 3, (uint64_t)tid);
+    pb_end(b, m);
+}
+
+void pfe_ss_exec(pb_buf *b, uint32_t field, uint64_t iid, uint32_t cpu)
+{
+    size_t m = pb_begin(b, field);
+    if (iid)
+        pb_uint(b, 1, iid);
+    pb_uint(b, 2, cpu);
+    pb_end(b, m);
+}
+
+void pfe_ss_counter(pb_buf *b, uint32_t field, uint64_t iid, const char *name, uint32_t unit,
+                    uint64_t multiplier)
+{
+    size_t m = pb_begin(b, field);
+    if (iid)
+        pb_uint(b, 1, iid);
+    pb_string(b, 2, name);
+    pb_uint(b, 3, unit);
+    if (multiplier)
+        pb_uint(b, 5, multiplier);
+    pb_end(b, m);
+}
+
+void pfe_ss_inline(pb_buf *b, const char *const *names, const char *const *files,
+                   const uint32_t *lines, size_t n)
+{
+    size_t cs = pb_begin(b, 5);
+    for (size_t i = 0; i < n; i++) {
+        size_t f = pb_begin(b, 1);
+        if (names && names[i])
+            pb_string(b, 1, names[i]);
+        if (files && files[i])
+            pb_string(b, 2, files[i]);
+        if (lines && lines[i])
+            pb_uint(b, 3, lines[i]);
+        pb_end(b, f);
+    }
+    pb_end(b, cs);
+}
+
+/* ---- Java heap graphs ---- */
+
+size_t pfe_heap_graph(pb_buf *b, int32_t pid, uint64_t index, int continued)
+{
+    size_t m = pb_begin(b, PFE_HEAP_GRAPH);
+    pb_int32(b, 1, pid);
+    if (continued)
+        pb_uint(b, 5, 1);
+    pb_uint(b, 6, index);
+    return m;
+}
+
+static void put_ids(pb_buf *b, uint32_t field, const uint64_t *v, size_t n, int unpacked)
+{
+    if (!n)
+        return;
+    if (unpacked) {
+        for (size_t i = 0; i < n; i++)
+            pb_uint(b, field, v[i]);
+        return;
+    }
+    size_t m = pb_begin(b, field);
+    for (size_t i = 0; i < n; i++)
+        pb_put_varint(b, v[i]);
+    pb_end(b, m);
+}
+
+void pfe_hg_object(pb_buf *b, const pfe_hg_obj *o)
+{
+    size_t m = pb_begin(b, 2);
+    if (o->id_delta)
+        pb_uint(b, 7, o->id_delta);
+    else
+        pb_uint(b, 1, o->id);
+    if (o->type_id)
+        pb_uint(b, 2, o->type_id);
+    if (o->self_size)
+        pb_uint(b, 3, o->self_size);
+    put_ids(b, 4, o->fields, o->n_fields, o->unpacked);
+    put_ids(b, 5, o->refs, o->n_refs, o->unpacked);
+    if (o->ref_base)
+        pb_uint(b, 6, o->ref_base);
+    if (o->heap_type)
+        pb_uint(b, 9, (uint64_t)o->heap_type);
+    pb_end(b, m);
+}
+
+void pfe_hg_root(pb_buf *b, int root_type, const uint64_t *ids, size_t n, int unpacked)
+{
+    size_t m = pb_begin(b, 7);
+    put_ids(b, 1, ids, n, unpacked);
+    pb_uint(b, 2, (uint64_t)root_type);
+    pb_end(b, m);
+}
+
+void pfe_hg_type(pb_buf *b, uint64_t id, const char *name, uint64_t object_size,
+                 uint64_t superclass_id, int kind, const uint64_t *fields, size_t n_fields,
+                 uint64_t location_id)
+{
+    size_t m = pb_begin(b, 9);
+    pb_uint(b, 1, id);
+    if (location_id)
+        pb_uint(b, 2, location_id);
+    pb_string(b, 3, name);
+    if (object_size)
+        pb_uint(b, 4, object_size);
+    if (superclass_id)
+        pb_uint(b, 5, superclass_id);
+    put_ids(b, 6, fields, n_fields, 0);
+    if (kind)
+        pb_uint(b, 7, (uint64_t)kind);
+    pb_end(b, m);
+}

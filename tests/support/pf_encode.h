@@ -80,4 +80,63 @@ void pfe_thread(pb_buf *b, int32_t tid, int32_t tgid, const char *name);
  * compressed_packets (zlib) or zstd_compressed_packets, appended to b. */
 void pfe_compressed(pb_buf *b, const pb_buf *src, int zstd);
 
+/* ---- StackSample (packet field 135) ---- */
+
+enum {
+    PFE_STACK_SAMPLE = 135,
+    /* InternedData fields. */
+    PFE_SS_TASKS = 48,
+    PFE_SS_EXECS = 49,
+    PFE_SS_COUNTERS = 50,
+};
+
+/* A whole packet: the first of a sequence (incremental state cleared),
+ * with stack_sample_defaults naming the source (NULL: none) and a primary
+ * counter (name NULL: none) in StackSample.Unit unit. */
+void pfe_ss_defaults(pb_buf *b, uint32_t seq, const char *source, const char *counter,
+                     uint32_t unit);
+/* A TaskContext as field `field` (1 inline, or an InternedData field);
+ * iid 0 and pid or tid < 0 are left out. */
+void pfe_ss_task(pb_buf *b, uint32_t field, uint64_t iid, int64_t pid, int64_t tid);
+/* An ExecutionContext; iid 0 is left out. */
+void pfe_ss_exec(pb_buf *b, uint32_t field, uint64_t iid, uint32_t cpu);
+/* A CounterDescriptor; iid 0 and multiplier 0 are left out. */
+void pfe_ss_counter(pb_buf *b, uint32_t field, uint64_t iid, const char *name, uint32_t unit,
+                    uint64_t multiplier);
+/* An InlineCallstack (StackSample field 5) of n frames, outermost first;
+ * a NULL name or file, or a line 0, is left out. */
+void pfe_ss_inline(pb_buf *b, const char *const *names, const char *const *files,
+                   const uint32_t *lines, size_t n);
+
+/* ---- Java heap graphs (HeapGraph, TracePacket field 56) ---- */
+
+enum { PFE_HEAP_GRAPH = 56, PFE_HG_FIELD_NAMES = 4, PFE_HG_LOCATIONS = 8 };
+
+/* Opens a HeapGraph of process pid inside an open packet; its objects,
+ * roots, types and strings (pfe_str with PFE_HG_FIELD_NAMES or
+ * PFE_HG_LOCATIONS) go inside; close with pb_end. */
+size_t pfe_heap_graph(pb_buf *b, int32_t pid, uint64_t index, int continued);
+
+/* A HeapGraphObject; zero fields are left out.  References are packed
+ * unless unpacked is set. */
+typedef struct pfe_hg_obj {
+    uint64_t id, id_delta, type_id, self_size, ref_base;
+    const uint64_t *refs;
+    size_t n_refs;
+    const uint64_t *fields;    /* reference_field_id, one per reference */
+    size_t n_fields;
+    int heap_type;             /* HeapType; 0: left out */
+    int unpacked;
+} pfe_hg_obj;
+void pfe_hg_object(pb_buf *b, const pfe_hg_obj *o);
+
+/* A HeapGraphRoot of root_type over n object ids (packed unless
+ * unpacked). */
+void pfe_hg_root(pb_buf *b, int root_type, const uint64_t *ids, size_t n, int unpacked);
+
+/* A HeapGraphType; location_id 0 is left out, as are zero fields. */
+void pfe_hg_type(pb_buf *b, uint64_t id, const char *name, uint64_t object_size,
+                 uint64_t superclass_id, int kind, const uint64_t *fields, size_t n_fields,
+                 uint64_t location_id);
+
 #endif
