@@ -59,7 +59,7 @@ typedef struct hg_build {
     uint32_t seq;
     int64_t pid;
     uint64_t ts;
-    int started, bad_index;
+    int has_ts, started, bad_index;
     uint64_t last_id, next_index;
     uint8_t last_heap;
     struct {
@@ -134,6 +134,18 @@ struct pf_hgraph {
 };
 
 /* ---- Reading ---- */
+
+/* NEXT lets a length-delimited field through where a varint is expected
+ * (a packed repeated one); these fields are single values. */
+static int next_scalar(pf_reader *r, pb_reader *pr, pb_field *f, const uint8_t *ex, size_t n,
+                       const char *what)
+{
+    int got = pf_next(r, pr, f, ex, n, what);
+    if (got > 0 && f->number < n && ex[f->number] == V && pf_scalar(r, pr, f, what) != PC_OK)
+        return -1;
+    return got;
+}
+#define NEXT_S(r, pr, f, ex, what) next_scalar(r, pr, f, ex, sizeof ex, what)
 
 static void build_free(hg_build *b)
 {
@@ -351,8 +363,8 @@ static int on_object(pf_reader *r, pb_reader *pr, hg_build *b)
     int has_heap = 0;
     uint8_t heap = 0;
     size_t n_fields = 0, n_refs = 0;
-    pb_reader scan = *pr;
-    while ((got = NEXT(r, &scan, &f, ex, "HeapGraphObject")) > 0) {
+    pb_reader scan = *pr, again = *pr;
+    while ((got = NEXT_S(r, &scan, &f, ex, "HeapGraphObject")) > 0) {
         switch (f.number) {
         case 1: id = f.value; break;
         case 2: type = f.value; break;
@@ -405,8 +417,6 @@ static int on_object(pf_reader *r, pb_reader *pr, hg_build *b)
         return pf_nomem(r);
     b->obj.nref[o] = (uint32_t)(b->ref.n - b->obj.ref0[o]);
     if (n_fields) {
-        pb_reader again = *pr;
-        again.p = again.start;
         while ((got = pb_next(&again, &f)) > 0)
             if (f.number == 4 &&
                 pf_each_varint(r, &again, &f, add_field, &c, "HeapGraphObject") != PC_OK)
@@ -433,7 +443,7 @@ static int on_type(pf_reader *r, pb_reader *pr, hg_build *b)
     const uint8_t *name = NULL;
     size_t name_len = 0;
     pb_reader scan = *pr;
-    while ((got = NEXT(r, &scan, &f, ex, "HeapGraphType")) > 0) {
+    while ((got = NEXT_S(r, &scan, &f, ex, "HeapGraphType")) > 0) {
         switch (f.number) {
         case 1: id = f.value; break;
         case 2: loc = f.value; has_loc = 1; break;
@@ -480,7 +490,7 @@ static int on_string(pf_reader *r, pb_reader *pr, hg_build *b, int location)
     uint64_t iid = 0;
     const uint8_t *s = NULL;
     size_t n = 0;
-    while ((got = NEXT(r, pr, &f, ex, "InternedString")) > 0) {
+    while ((got = NEXT_S(r, pr, &f, ex, "InternedString")) > 0) {
         if (f.number == 1)
             iid = f.value;
         else if (f.number == 2) {
@@ -539,7 +549,7 @@ static int on_root(pf_reader *r, pb_reader *pr, hg_build *b)
     int got;
     root_ctx c = {b, ROOT_UNKNOWN};
     pb_reader scan = *pr;
-    while ((got = NEXT(r, &scan, &f, ex, "HeapGraphRoot")) > 0)
+    while ((got = NEXT_S(r, &scan, &f, ex, "HeapGraphRoot")) > 0)
         if (f.number == 2)
             c.kind = f.value <= ROOT_MAX ? (uint8_t)f.value : ROOT_UNKNOWN;
     if (got < 0)
@@ -581,7 +591,7 @@ int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk
     if (!g)
         return pf_nomem(r);
     pb_reader scan = *pr;
-    while ((got = NEXT(r, &scan, &f, ex, "HeapGraph")) > 0) {
+    while ((got = NEXT_S(r, &scan, &f, ex, "HeapGraph")) > 0) {
         switch (f.number) {
         case 1: pid = (int32_t)f.value; break;
         case 5: continued = f.value != 0; break;
@@ -590,11 +600,10 @@ int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk
     }
     if (got < 0)
         return r->err->status;
-    /* A packet without a time is placed at 0, as trace_processor's
-     * packet time would be; one whose clock nothing converts too. */
+    /* Packets without a time belong to the dump they continue
+     * (trace_processor gives them the time of the packet before). */
     uint64_t ts = 0;
-    if (pk->has_ts && pf_packet_time(r, s, pk, &ts) != 0)
-        ts = 0;
+    int has_ts = pk->has_ts && pf_packet_time(r, s, pk, &ts) == 0;
     size_t k = open_of(g, s->id);
     if (k == (size_t)-1) {
         hg_build *b = calloc(1, sizeof *b);
@@ -614,8 +623,13 @@ int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk
     if (!b->started) {
         b->pid = pid;
         b->ts = ts;
+        b->has_ts = has_ts;
         b->started = 1;
-    } else if (b->pid != pid || b->ts != ts) {
+    } else if (has_ts && !b->has_ts) {
+        b->ts = ts;
+        b->has_ts = 1;
+    }
+    if (b->pid != pid || (has_ts && b->ts != ts)) {
         /* Packets of another process or time inside a dump: trace_processor
          * leaves them out, and so do we. */
         r->st.heap_graph_bad++;
