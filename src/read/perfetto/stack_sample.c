@@ -190,7 +190,16 @@ static uint16_t event_of(pf_reader *r, pf_seq *s, const pf_ss_rec *d, int weighe
                   memcmp(pc_str(&p->str, d->str), "ns", 2) == 0);
         unit = ns ? PC_UNIT_NS : PC_UNIT_COUNT;
     }
-    return pf_event_named(r, name, unit);
+    uint16_t ev = pf_event_named(r, name, unit);
+    /* A name given before with another unit: the unit tells them apart,
+     * so that ns and counts never add up in one event. */
+    if (ev != PF_NO_EVENT && p->event.unit[ev] != unit) {
+        static const char *const units[] = {"count", "ns", "samples"};
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, " [%s]", units[unit]);
+        ev = pf_event_named(r, name, unit);
+    }
+    return ev;
 }
 
 /* Through a cache of ids + 1, where there is one. */
@@ -495,6 +504,9 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
     pc_profile *p = r->p;
     int counted = prim_p && weighed;
     uint16_t ev = cached_event(r, s, prim_p, counted, counted ? prim_cache : prim_uncache);
+    if (ev == PF_NO_EVENT && !p->oom)
+        return pf_fail(r, pk->offset, "StackSample: more than %d event types (counters and "
+                       "sources)", PC_MAX_EVENTS);
     if (ev == PF_NO_EVENT)
         return pf_nomem(r);
     int64_t w = 1;

@@ -418,3 +418,33 @@ TEST(perfetto_stack_sample_in_profiler)
     j_free(root);
     free(text);
 }
+
+/* A counter named as another of another unit is an event of its own. */
+TEST(perfetto_stack_sample_unit_clash)
+{
+    pb_buf b = {0};
+    pfe_ss_defaults(&b, SEQ, "python.wall", "wall-time", UNIT_NS);
+    for (int k = 0; k < 2; k++) {
+        ss_marks m = sample_open(&b, 1000 + (uint64_t)k);
+        pfe_ss_task(&b, 1, 0, 5, 5);
+        pfe_ss_inline(&b, py_names, NULL, NULL, 1);
+        if (k)
+            pfe_ss_counter(&b, 9, 0, "wall-time", UNIT_BYTES, 0);
+        pb_uint(&b, 11, 10);
+        sample_close(&b, m);
+    }
+    pc_options o;
+    pc_options_init(&o);
+    o.event = "wall-time (python.wall) [count]";
+    pc_profile *p = convert_trace(&b, &o, NULL);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    T_EQ_INT(p->event.n, 2);
+    T_EQ_INT(p->sample.n, 1);
+    if (p->sample.n == 1) {
+        T_EQ_INT(p->sample.time[0], 1001);
+        T_EQ_INT(p->event.unit[p->sample.event[0]], PC_UNIT_COUNT);
+    }
+    pc_profile_free(p);
+}
