@@ -54,7 +54,7 @@ FUZZ_SRC := $(wildcard fuzz/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(FUZZ_SRC:%.c=$(BUILD)/%.o)
 DEPFLAGS = -MMD -MP
 TEST_INC := -Itests -Itests/support -Ifuzz
-BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/gen-unsymbolized $(BUILD)/skim
+BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/gen-unsymbolized $(BUILD)/skim $(BUILD)/gen-heap-graph
 
 # The shared library's soname changes with the major version only.
 VERSION := $(shell sed -n 's/^\#define PROFCONV_VERSION "\(.*\)"/\1/p' include/profconv.h)
@@ -103,6 +103,9 @@ $(BUILD)/gen-perfetto: $(BUILD)/bench/gen_perfetto.o $(BUILD)/tests/support/pf_e
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/gen-unsymbolized: $(BUILD)/bench/gen_unsymbolized.o $(BUILD)/tests/support/pf_encode.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/gen-heap-graph: $(BUILD)/bench/gen_heap_graph.o $(BUILD)/tests/support/pf_encode.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 # speedscope's published schema (npm package speedscope) validates the

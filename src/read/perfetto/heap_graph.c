@@ -63,12 +63,18 @@ typedef struct hg_build {
     uint64_t last_id, next_index;
     uint8_t last_heap;
     struct {
-        uint64_t *id, *size;
+        uint64_t *size;
         uint32_t *type, *ref0, *nref;
         uint8_t *heap, *root;
         size_t n, cap;
-        pc_htab idx;
     } obj;
+    /* Object id -> index.  Every reference is looked up here, at random:
+     * the id beside its index makes a lookup one cache miss, not two. */
+    struct hg_slot {
+        uint64_t id;
+        uint32_t v;     /* index + 1; 0: empty */
+    } *slot;
+    size_t slot_cap;
     /* Every object's references, its slice [ref0, ref0 + nref); PC_NONE
      * for a null one.  field holds the field name ids objects state
      * themselves (older traces), allocated at the first. */
@@ -151,14 +157,13 @@ static void build_free(hg_build *b)
 {
     if (!b)
         return;
-    free(b->obj.id);
     free(b->obj.size);
     free(b->obj.type);
     free(b->obj.ref0);
     free(b->obj.nref);
     free(b->obj.heap);
     free(b->obj.root);
-    pc_htab_free(&b->obj.idx);
+    free(b->slot);
     free(b->ref.target);
     free(b->ref.field);
     free(b->type.id);
@@ -208,41 +213,66 @@ void pf_heap_graph_free(pf_reader *r)
     r->hg = NULL;
 }
 
+/* Ids mixed with the process's secret key (hashtab.h): ids come from
+ * the input, which must not be able to send them all to one slot. */
+static size_t slot_of(const hg_build *b, uint64_t id)
+{
+    return (size_t)pc_mix64(id ^ pc_hash_key()) & (b->slot_cap - 1);
+}
+
+/* Linear probing kept under 3/4 full. */
+static int slots_grow(hg_build *b)
+{
+    size_t cap = b->slot_cap ? b->slot_cap * 2 : 1024;
+    struct hg_slot *old = b->slot;
+    size_t old_cap = b->slot_cap;
+    if (cap > SIZE_MAX / sizeof *b->slot || !(b->slot = calloc(cap, sizeof *b->slot))) {
+        b->slot = old;
+        return -1;
+    }
+    b->slot_cap = cap;
+    for (size_t k = 0; k < old_cap; k++)
+        if (old[k].v) {
+            size_t i = slot_of(b, old[k].id);
+            while (b->slot[i].v)
+                i = (i + 1) & (cap - 1);
+            b->slot[i] = old[k];
+        }
+    free(old);
+    return 0;
+}
+
 /* The object with id, added when new; PC_NONE when out of memory. */
 static uint32_t object_of(hg_build *b, uint64_t id)
 {
-    pc_probe pr;
-    if (pc_htab_reserve(&b->obj.idx, b->obj.n + 1) < 0)
+    if ((b->obj.n + 1) * 4 > b->slot_cap * 3 && slots_grow(b) < 0)
         return PC_NONE;
-    pc_probe_start(&b->obj.idx, id, &pr);
-    for (uint32_t i; (i = pc_probe_next(&b->obj.idx, &pr)) != PC_NONE;)
-        if (b->obj.id[i] == id)
-            return i;
-    struct pc_col cols[] = {PC_COL(b->obj.id), PC_COL(b->obj.size), PC_COL(b->obj.type),
-                            PC_COL(b->obj.ref0), PC_COL(b->obj.nref), PC_COL(b->obj.heap),
-                            PC_COL(b->obj.root)};
-    if (b->obj.n >= MAX_OBJECTS || pc_grow_cols(&b->obj.cap, b->obj.n + 1, cols, 7) < 0)
+    size_t i = slot_of(b, id);
+    for (; b->slot[i].v; i = (i + 1) & (b->slot_cap - 1))
+        if (b->slot[i].id == id)
+            return b->slot[i].v - 1;
+    struct pc_col cols[] = {PC_COL(b->obj.size), PC_COL(b->obj.type), PC_COL(b->obj.ref0),
+                            PC_COL(b->obj.nref), PC_COL(b->obj.heap), PC_COL(b->obj.root)};
+    if (b->obj.n >= MAX_OBJECTS || pc_grow_cols(&b->obj.cap, b->obj.n + 1, cols, 6) < 0)
         return PC_NONE;
-    uint32_t i = (uint32_t)b->obj.n++;
-    b->obj.id[i] = id;
-    b->obj.size[i] = 0;
-    b->obj.type[i] = PC_NONE;
-    b->obj.ref0[i] = b->obj.nref[i] = 0;
-    b->obj.heap[i] = 0;
-    b->obj.root[i] = NO_ROOT;
-    pc_htab_insert(&b->obj.idx, &pr, i);
-    return i;
+    uint32_t o = (uint32_t)b->obj.n++;
+    b->obj.size[o] = 0;
+    b->obj.type[o] = PC_NONE;
+    b->obj.ref0[o] = b->obj.nref[o] = 0;
+    b->obj.heap[o] = 0;
+    b->obj.root[o] = NO_ROOT;
+    b->slot[i].id = id;
+    b->slot[i].v = o + 1;
+    return o;
 }
 
 static uint32_t find_object(const hg_build *b, uint64_t id)
 {
-    pc_probe pr;
     if (!b->obj.n)
         return PC_NONE;
-    pc_probe_start(&b->obj.idx, id, &pr);
-    for (uint32_t i; (i = pc_probe_next(&b->obj.idx, &pr)) != PC_NONE;)
-        if (b->obj.id[i] == id)
-            return i;
+    for (size_t i = slot_of(b, id); b->slot[i].v; i = (i + 1) & (b->slot_cap - 1))
+        if (b->slot[i].id == id)
+            return b->slot[i].v - 1;
     return PC_NONE;
 }
 
@@ -1062,7 +1092,9 @@ static int analyse(pf_reader *r, hg_build *b, hg_tree *t)
         if (b->obj.root[o] == NO_ROOT || root_rank(b->root.kind[i]) < root_rank(b->obj.root[o]))
             b->obj.root[o] = b->root.kind[i];
     }
-    pc_htab_free(&b->obj.idx);
+    free(b->slot);
+    b->slot = NULL;
+    b->slot_cap = 0;
     /* Objects that state no size have their class's. */
     for (size_t o = 0; o < n; o++)
         if (!b->obj.size[o] && b->obj.type[o] != PC_NONE)
