@@ -37,6 +37,7 @@ enum pf_kind {
     PF_FRAME,
     PF_MAPPING,
     PF_CALLSTACK,
+    PF_EVENT_NAME,   /* TrackEvent names */
     /* StackSample's contexts and counter descriptors (stack_sample.c) */
     PF_SS_TASK,
     PF_SS_EXEC,

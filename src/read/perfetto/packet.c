@@ -388,7 +388,7 @@ int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
     case TP_STREAMING_ALLOC: r->st.streaming_allocs++; return PC_OK;
     case TP_STREAMING_FREE: r->st.streaming_frees++; return PC_OK;
     case TP_STACK_SAMPLE: return pf_on_stack_sample(r, &sub, s, &pk);
-    case TP_TRACK_EVENT: r->st.track_events++; return PC_OK;
+    case TP_TRACK_EVENT: return pf_on_track_event(r, &sub, s, &pk);
     case TP_HEAP_GRAPH: return pf_on_heap_graph(r, &sub, s, &pk);
     }
     return PC_OK;

@@ -137,6 +137,7 @@ static void reader_free(pf_reader *r)
     pc_htab_free(&r->tname.idx);
     pf_names_free(r);
     pf_stack_sample_free(r);
+    pf_track_event_free(r);
     pf_heap_graph_free(r);
 }
 
@@ -150,7 +151,7 @@ static void describe_rest(pf_reader *r)
         const char *what;
     } kinds[] = {
         {st->heap_graphs, "Java heap graph packets (android.java_hprof)"},
-        {st->track_events, "TrackEvent packets (slices)"},
+        {st->track_events - st->te_callstacks, "TrackEvent packets without a callstack (slices)"},
         {st->skipped_samples, "perf samples without a callstack (skipped by traced_perf)"},
         {st->unresolved_callstacks, "samples whose callstack the trace does not define"},
         {st->heap_empty, "heap samples with an empty callstack"},
@@ -259,9 +260,17 @@ static void report(pf_reader *r)
     if (st->heap_graph_unfinished)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " Java heap graph dump(s) were cut short by the "
                "end of the trace; what arrived of them is shown", st->heap_graph_unfinished);
-    if (st->track_events)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " TrackEvent packets are not converted",
-               st->track_events);
+    if (st->te_callstacks)
+        pc_log(o, PC_LOG_NOTICE, "%" PRIu64 " TrackEvent callstacks are samples of the event "
+               "\"TrackEvent callstacks\", each with its slice's name as the leaf",
+               st->te_callstacks);
+    if (st->te_no_thread)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " TrackEvent callstacks were left out: their track "
+               "is no thread's", st->te_no_thread);
+    if (st->track_events > st->te_callstacks + st->te_no_thread)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " TrackEvent packets without a callstack (slices, "
+               "instants, counters) are not converted",
+               st->track_events - st->te_callstacks - st->te_no_thread);
     describe_rest(r);
 }
 

@@ -183,11 +183,21 @@ int pf_on_thread_descriptor(pf_reader *r, pb_reader *pr, pf_seq *s)
 
 int pf_on_track_descriptor(pf_reader *r, pb_reader *pr, pf_seq *s)
 {
-    static const uint8_t ex[] = {ANY, ANY, ANY, L, L};
+    static const uint8_t ex[] = {ANY, V, ANY, L, L};
     pb_field f;
     pb_reader sub;
-    int got;
+    int got, thread = 0;
+    uint64_t uuid = 0;
+    int has_uuid = 0;
+    int64_t pid = 0, tid = 0;
     while ((got = NEXT(r, pr, &f, ex, "TrackDescriptor")) > 0) {
+        if (f.number == 1) {
+            if (pf_scalar(r, pr, &f, "TrackDescriptor") != PC_OK)
+                return r->err->status;
+            uuid = f.value;
+            has_uuid = 1;
+            continue;
+        }
         if (f.number != 3 && f.number != 4)
             continue;
         pb_reader_sub(pr, &f, &sub);
@@ -199,11 +209,22 @@ int pf_on_track_descriptor(pf_reader *r, pb_reader *pr, pf_seq *s)
                 pf_seq tmp = *s;
                 if (pf_on_thread_descriptor(r, &sub, &tmp) != PC_OK)
                     return r->err->status;
+                pid = tmp.pid;
+                tid = tmp.tid;
+                thread = 1;
                 continue;
             }
             if (pf_on_thread_descriptor(r, &sub, s) != PC_OK)
                 return r->err->status;
+            pid = s->pid;
+            tid = s->tid;
+            thread = 1;
         }
     }
-    return got < 0 ? r->err->status : PC_OK;
+    if (got < 0)
+        return r->err->status;
+    /* TrackEvents name their track by uuid. */
+    if (has_uuid && thread)
+        return pf_track_thread(r, uuid, pid, tid);
+    return PC_OK;
 }

@@ -138,6 +138,9 @@ typedef struct pf_stats {
     uint64_t heap_gaps, heap_unresolved, heap_empty, heap_no_clock, heap_flags;
     uint64_t streaming_allocs, streaming_frees;
     uint64_t stack_samples, track_events, heap_graphs;
+    /* TrackEvent: callstacks made samples; ones without a thread to put
+     * them on (a track no TrackDescriptor ties to one). */
+    uint64_t te_callstacks, te_no_thread;
     /* StackSample: follower counter values, references to interned data
      * the trace does not define, samples of async contexts. */
     uint64_t ss_followers, ss_undefined, ss_async;
@@ -244,6 +247,15 @@ typedef struct pf_reader {
         uint32_t no_task1;   /* the thread of samples without a task + 1 */
     } ss;
 
+    /* TrackDescriptor uuids of thread tracks, for TrackEvents. */
+    struct {
+        uint64_t *uuid;
+        int64_t *pid, *tid;
+        size_t n, cap;
+        pc_htab idx;
+        uint16_t event1;      /* the callstacks' event + 1 */
+    } te;
+
     /* The first frame, mapping or function name a callstack refers to
      * and the trace does not define (what: 0 none yet), for the warning
      * (pf_undef_text). */
@@ -310,9 +322,26 @@ uint16_t pf_event_named(pf_reader *r, const char *name, int unit);
 int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s);
 int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
 
+/* ---- track_event.c ---- */
+
+/* A TrackEvent: a slice that carries a callstack becomes a sample of the
+ * event "TrackEvent callstacks", its stack the callstack with the slice's
+ * name as the leaf. */
+int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+/* Notes that track uuid is thread tid of process pid (TrackDescriptor). */
+int pf_track_thread(pf_reader *r, uint64_t uuid, int64_t pid, int64_t tid);
+void pf_track_event_free(pf_reader *r);
+
 /* ---- stack_sample.c ---- */
 
 int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
+/* The frame of a function known by name (and source file and line; file
+ * PC_NONE and line 0 when not), without an address, made once; PC_NONE
+ * when out of memory.  Shared by inline callstacks and TrackEvent. */
+uint32_t pf_inline_frame(pf_reader *r, uint32_t name, uint32_t file, uint32_t line);
+/* The stack of the InlineCallstack message cs of parent, its frames
+ * outermost first, into *out.  PC_OK or the error status. */
+int pf_inline_stack(pf_reader *r, const pb_reader *parent, const pb_field *cs, uint32_t *out);
 int pf_on_stack_sample_defaults(pf_reader *r, pb_reader *pr, pf_seq *s);
 /* InternedData fields 48 to 50, into t. */
 int pf_on_stack_sample_interned(pf_reader *r, pb_reader *pr, pf_interned *t, uint32_t field);

@@ -249,6 +249,7 @@ int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s)
     while (st == PC_OK && (got = pb_next(pr, &f)) > 0) {
         int kind;
         switch (f.number) {
+        case 2: kind = PF_EVENT_NAME; break;
         case 5: kind = PF_FUNCTION_NAME; break;
         case 6: kind = PF_FRAME; break;
         case 7: kind = PF_CALLSTACK; break;

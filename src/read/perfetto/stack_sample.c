@@ -225,7 +225,7 @@ static uint64_t inline_hash(uint32_t name, uint32_t file, uint32_t line)
  * unknown), made when new.  Such frames have no mapping; their line is
  * the model's, their file is given to their function once it exists
  * (pf_stack_sample_finish). */
-static uint32_t inline_frame(pf_reader *r, uint32_t name, uint32_t file, uint32_t line)
+uint32_t pf_inline_frame(pf_reader *r, uint32_t name, uint32_t file, uint32_t line)
 {
     pc_profile *p = r->p;
     pc_probe pr;
@@ -308,12 +308,12 @@ static int inline_frame_of(pf_reader *r, pb_reader *pr, uint32_t *out)
     }
     if (name == PC_NONE || p->oom)
         return pf_nomem(r);
-    *out = inline_frame(r, name, fsid, line);
+    *out = pf_inline_frame(r, name, fsid, line);
     return *out == PC_NONE ? pf_nomem(r) : PC_OK;
 }
 
 /* The stack of an InlineCallstack, its frames outermost first. */
-static int inline_stack(pf_reader *r, const pb_reader *parent, const pb_field *cs,
+int pf_inline_stack(pf_reader *r, const pb_reader *parent, const pb_field *cs,
                         uint32_t *out)
 {
     static const uint8_t ex[] = {ANY, L};
@@ -520,7 +520,7 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
         return pf_nomem(r);
     uint32_t stack = PC_NONE;
     if (has_inline) {
-        if (inline_stack(r, pr, &cs_inline, &stack) != PC_OK)
+        if (pf_inline_stack(r, pr, &cs_inline, &stack) != PC_OK)
             return r->err->status;
     } else if (has_cs) {
         int res = pf_stack_of(r, s, cs_iid, PC_NONE, &stack);

@@ -439,6 +439,64 @@ static void ck_frame_types(const dt *c)
     }
 }
 
+/* The sample whose leaf is the frame named leaf: the frame under it, or
+ * PC_NONE; *count says how many samples have that leaf. */
+static uint32_t under_leaf(const pc_profile *p, const char *leaf, size_t *count)
+{
+    uint32_t found = PC_NONE;
+    *count = 0;
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint32_t st = p->sample.stack[i];
+        if (st == PC_NONE)
+            continue;
+        uint32_t f = p->stack.frame[st];
+        if (strcmp(pc_str(&p->str, p->func.name[p->frame.func[f]]), leaf) != 0)
+            continue;
+        (*count)++;
+        uint32_t up = p->stack.prefix[st];
+        found = up == PC_NONE ? PC_NONE : p->stack.frame[up];
+    }
+    return found;
+}
+
+/* A TrackEvent slice's callstack is a sample on its thread: the slice's
+ * name the leaf, under it the callstack's leaf frame, with its source
+ * file and line where the callstack gives them. */
+static void ck_track_event_callstacks(const dt *c)
+{
+    for (size_t r = 0; r < c->want.rows; r++) {
+        const char *slice = csv_get(&c->want, r, "name");
+        size_t n;
+        uint32_t f = under_leaf(c->p, slice, &n);
+        T_EQ_INT(n, 1);
+        T_CHECK(f != PC_NONE);
+        if (f == PC_NONE)
+            continue;
+        uint32_t fn = c->p->frame.func[f];
+        T_EQ_STR(pc_str(&c->p->str, c->p->func.name[fn]), csv_get(&c->want, r, "leaf_frame"));
+        /* csv_get gives NULL for trace_processor's [NULL]. */
+        uint32_t fs = c->p->func.file[fn];
+        const char *file = csv_get(&c->want, r, "source_file");
+        T_EQ_STR(fs == PC_NONE ? "[NULL]" : pc_str(&c->p->str, fs), file ? file : "[NULL]");
+        T_EQ_INT(c->p->frame.line[f], csv_int(&c->want, r, "line_number"));
+    }
+}
+
+/* Each callstack, at a slice's begin or end, is one sample; the weights
+ * trace_processor lists are not carried (each counts one). */
+static void ck_track_event_weights(const dt *c)
+{
+    for (size_t r = 0; r < c->want.rows; r++) {
+        char leaf[300];
+        int end = strcmp(csv_get(&c->want, r, "event_type"), "end") == 0;
+        snprintf(leaf, sizeof leaf, "%s%s", csv_get(&c->want, r, "name"), end ? " (end)" : "");
+        size_t n;
+        under_leaf(c->p, leaf, &n);
+        T_EQ_INT(n, 1);
+    }
+    T_EQ_INT(c->p->sample.n, c->want.rows);
+}
+
 const dt_case dt_sample_cases[] = {
     {"metrics/profiling/ProfilingMetrics.java_heap_class_stats_no_heap_graph", NULL,
      "a Java heap graph metric; the trace has no heap graph and the expected metric is empty"},
@@ -487,10 +545,9 @@ const dt_case dt_sample_cases[] = {
     {"parser/track_event/TrackEvent.streaming_profile_timestamp_delta_overflow", NULL,
      "its Chrome packets carry no callstacks, so there is no sample to check; the expected "
      "figures are slices and error stats"},
-    {"parser/track_event/TrackEvent.track_event_callstack_weights", NULL,
-     "TrackEvent callstacks belong to slices, not samples"},
-    {"parser/track_event/TrackEvent.track_event_callstacks", NULL,
-     "TrackEvent callstacks belong to slices, not samples"},
+    {"parser/track_event/TrackEvent.track_event_callstack_weights", ck_track_event_weights,
+     "callstack weights are not carried: each callstack counts one"},
+    {"parser/track_event/TrackEvent.track_event_callstacks", ck_track_event_callstacks, NULL},
     {"stdlib/linux/LinuxTests.perf_sample_with_counters_view", ck_counters_view,
      "follower counters are not converted"},
     {"stdlib/stacks/Stacks.stack_profile_unknown_frame_name", ck_unknown_frame_name,

@@ -101,7 +101,7 @@ TEST(perfetto_refusals)
     T_EQ_INT(convert_bytes(b.data, b.len, NULL, &p, &err), PC_EINPUT);
     T_CONTAINS(err.message, "fixture: nothing to show: the input holds no samples; the trace "
                             "(2 packets) holds 1 Java heap graph packets (android.java_hprof), "
-                            "1 TrackEvent packets (slices); CPU samples "
+                            "1 TrackEvent packets without a callstack (slices); CPU samples "
                             "with callstacks come from the linux.perf data source");
     pb_buf_free(&b);
 }

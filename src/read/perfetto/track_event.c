@@ -1,0 +1,164 @@
+/* TrackEvent packets (field 11) that carry a callstack: Chrome's and the
+ * Perfetto SDK's slices can record the stack where a slice began or
+ * ended, inline (callstack, 55: an InlineCallstack) or interned
+ * (callstack_iid, 56).  Each such stack becomes a sample of the event
+ * "TrackEvent callstacks" on the slice's thread, at the event's time, the
+ * slice's name as its leaf, so the call tree tells which code starts
+ * which slices.  Slices without a callstack are counted only: the model
+ * has no slices.  A weight (callstack_weight, 57, a double) is not kept:
+ * each callstack counts one. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "read/perfetto/reader.h"
+
+enum { TE_SLICE_BEGIN = 1, TE_SLICE_END = 2 };
+
+int pf_track_thread(pf_reader *r, uint64_t uuid, int64_t pid, int64_t tid)
+{
+    pc_probe pr;
+    if (pc_htab_reserve(&r->te.idx, r->te.n + 1) < 0)
+        return pf_nomem(r);
+    pc_probe_start(&r->te.idx, pc_mix64(uuid), &pr);
+    for (uint32_t i; (i = pc_probe_next(&r->te.idx, &pr)) != PC_NONE;)
+        if (r->te.uuid[i] == uuid) {
+            /* A track's thread is its latest description's. */
+            r->te.pid[i] = pid;
+            r->te.tid[i] = tid;
+            return PC_OK;
+        }
+    struct pc_col cols[] = {PC_COL(r->te.uuid), PC_COL(r->te.pid), PC_COL(r->te.tid)};
+    if (r->te.n >= PC_NONE - 1 || pc_grow_cols(&r->te.cap, r->te.n + 1, cols, 3) < 0)
+        return pf_nomem(r);
+    uint32_t i = (uint32_t)r->te.n++;
+    r->te.uuid[i] = uuid;
+    r->te.pid[i] = pid;
+    r->te.tid[i] = tid;
+    pc_htab_insert(&r->te.idx, &pr, i);
+    return PC_OK;
+}
+
+/* The index of track uuid's thread, or PC_NONE. */
+static uint32_t track_of(const pf_reader *r, uint64_t uuid)
+{
+    pc_probe pr;
+    if (!r->te.n)
+        return PC_NONE;
+    pc_probe_start(&r->te.idx, pc_mix64(uuid), &pr);
+    for (uint32_t i; (i = pc_probe_next(&r->te.idx, &pr)) != PC_NONE;)
+        if (r->te.uuid[i] == uuid)
+            return i;
+    return PC_NONE;
+}
+
+void pf_track_event_free(pf_reader *r)
+{
+    free(r->te.uuid);
+    free(r->te.pid);
+    free(r->te.tid);
+    pc_htab_free(&r->te.idx);
+}
+
+int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
+{
+    pb_field f, cs;
+    int got, type = 0, has_inline = 0, has_uuid = 0;
+    uint64_t uuid = 0, name_iid = 0, cs_iid = 0;
+    const uint8_t *name = NULL;
+    size_t name_len = 0;
+    memset(&cs, 0, sizeof cs);
+    r->st.track_events++;
+    while ((got = pb_next(pr, &f)) > 0) {
+        /* The fields read must have their wire types; others pass. */
+        int want = f.number == 23 || f.number == 55 ? L
+                   : f.number == 9 || f.number == 10 || f.number == 11 || f.number == 56 ? V
+                                                                                          : -1;
+        if (want >= 0 && (int)f.wiretype != want) {
+            pb_expect(pr, &f, (uint8_t)want);
+            return pf_wire_fail(r, pr, "TrackEvent");
+        }
+        switch (f.number) {
+        case 9: type = (int)f.value; break;
+        case 10: name_iid = f.value; break;
+        case 11: uuid = f.value; has_uuid = 1; break;
+        case 23: name = f.data; name_len = f.len; break;
+        case 55: cs = f; has_inline = 1; cs_iid = 0; break;
+        case 56: cs_iid = f.value; has_inline = 0; break;
+        }
+    }
+    if (got < 0)
+        return pf_wire_fail(r, pr, "TrackEvent");
+    if (!has_inline && !cs_iid)
+        return PC_OK;
+    /* The thread: the track's, else the sequence's own. */
+    int64_t pid, tid;
+    uint32_t k = has_uuid ? track_of(r, uuid) : PC_NONE;
+    if (k != PC_NONE) {
+        pid = r->te.pid[k];
+        tid = r->te.tid[k];
+    } else if (!has_uuid && s->has_thread) {
+        pid = s->pid;
+        tid = s->tid;
+    } else {
+        r->st.te_no_thread++;
+        return PC_OK;
+    }
+    uint64_t t;
+    if (!pk->has_ts) {
+        r->st.no_timestamp++;
+        return PC_OK;
+    }
+    if (pf_packet_time(r, s, pk, &t) < 0) {
+        r->st.clock_failures++;
+        return PC_OK;
+    }
+    pc_profile *p = r->p;
+    uint32_t stack = PC_NONE;
+    if (has_inline) {
+        if (pf_inline_stack(r, pr, &cs, &stack) != PC_OK)
+            return r->err->status;
+    } else {
+        int res = pf_stack_of(r, s, cs_iid, PC_NONE, &stack);
+        if (res < 0) {
+            if (p->oom)
+                return pf_nomem(r);
+            r->st.unresolved_callstacks++;
+            return PC_OK;
+        }
+        r->st.partial_stacks += res > 0;
+    }
+    /* The slice's name as the leaf; an end's is marked so. */
+    uint32_t sid = PC_NONE;
+    if (name_len)
+        sid = pc_intern(p, name, name_len);
+    else if (name_iid)
+        sid = pf_interned_find(&s->it, PF_EVENT_NAME, name_iid);
+    if (sid == PC_NONE)
+        sid = pc_intern_cstr(p, "[unnamed slice]");
+    if (type == TE_SLICE_END && sid != PC_NONE) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s (end)", (int)(pc_str_len(&p->str, sid) > 400
+                                                         ? 400 : pc_str_len(&p->str, sid)),
+                 pc_str(&p->str, sid));
+        sid = pc_intern_cstr(p, buf);
+    }
+    uint32_t leaf = sid == PC_NONE ? PC_NONE : pf_inline_frame(r, sid, PC_NONE, 0);
+    if (leaf == PC_NONE)
+        return pf_nomem(r);
+    stack = pc_stack(p, stack, leaf);
+    if (!r->te.event1) {
+        uint16_t ev = pf_event_named(r, "TrackEvent callstacks", PC_UNIT_SAMPLES);
+        if (ev == PF_NO_EVENT)
+            return pf_nomem(r);
+        r->te.event1 = (uint16_t)(ev + 1);
+    }
+    uint32_t thread = pf_thread_of(r, pid, tid);
+    if (thread == PC_NONE || stack == PC_NONE)
+        return pf_nomem(r);
+    pc_add_sample(p, thread, t, stack, 1, (uint16_t)(r->te.event1 - 1), PC_NO_CPU);
+    r->st.te_callstacks++;
+    return p->oom ? pf_nomem(r) : PC_OK;
+}

@@ -1,0 +1,115 @@
+/* TrackEvent callstacks, in traces of the project's own encoder: a slice
+ * with an interned callstack on a thread track, one with an inline
+ * callstack, one on a track no descriptor ties to a thread (left out and
+ * counted), one without a callstack (not a sample), and a field of the
+ * wrong wire type (refused with its offset). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pf_encode.h"
+#include "t.h"
+#include "test_util.h"
+
+enum { TP_TRACK_EVENT = 11, TP_TRACK_DESCRIPTOR = 60 };
+
+static void track(pb_buf *b, uint64_t uuid, int pid, int tid)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 1);
+    pb_uint(b, PFE_TIMESTAMP, 1);
+    size_t td = pb_begin(b, TP_TRACK_DESCRIPTOR);
+    pb_uint(b, 1, uuid);
+    size_t th = pb_begin(b, 4);
+    pb_uint(b, 1, (uint64_t)pid);
+    pb_uint(b, 2, (uint64_t)tid);
+    pb_string(b, 5, "Worker");
+    pb_end(b, th);
+    pb_end(b, td);
+    pb_end(b, pk);
+}
+
+/* A slice begin at ts on track uuid named name, with callstack iid cs (0:
+ * none) or, with inline_leaf, an inline callstack main -> inline_leaf. */
+static void slice(pb_buf *b, uint64_t ts, uint64_t uuid, const char *name, uint64_t cs,
+                  const char *inline_leaf)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_TIMESTAMP, ts);
+    size_t te = pb_begin(b, TP_TRACK_EVENT);
+    pb_uint(b, 9, 1);
+    pb_uint(b, 11, uuid);
+    pb_string(b, 23, name);
+    if (cs)
+        pb_uint(b, 56, cs);
+    if (inline_leaf) {
+        size_t c = pb_begin(b, 55);
+        size_t f = pb_begin(b, 1);
+        pb_string(b, 1, "main");
+        pb_end(b, f);
+        f = pb_begin(b, 1);
+        pb_string(b, 1, inline_leaf);
+        pb_string(b, 2, "leaf.cc");
+        pb_uint(b, 3, 42);
+        pb_end(b, f);
+        pb_end(b, c);
+    }
+    pb_end(b, te);
+    pb_end(b, pk);
+}
+
+TEST(perfetto_track_event_callstacks)
+{
+    pb_buf b = {0};
+    track(&b, 7, 100, 101);
+    size_t pk = pfe_packet(&b, 1);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    pfe_str(&b, PFE_FUNCTION_NAMES, 1, "Outer");
+    pfe_str(&b, PFE_FUNCTION_NAMES, 2, "Inner");
+    pfe_frame(&b, PFE_FRAMES, 1, 1, 0, 0x10);
+    pfe_frame(&b, PFE_FRAMES, 2, 2, 0, 0x20);
+    uint64_t frames[] = {1, 2};
+    pfe_callstack(&b, PFE_CALLSTACKS, 1, frames, 2, 0);
+    pb_end(&b, in);
+    pb_end(&b, pk);
+    slice(&b, 100, 7, "Load", 1, NULL);
+    slice(&b, 200, 7, "Draw", 0, "Paint");
+    slice(&b, 300, 99, "Elsewhere", 1, NULL);  /* track 99: no descriptor */
+    slice(&b, 400, 7, "Plain", 0, NULL);       /* no callstack */
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, &o, &p, &err), PC_OK);
+    if (p) {
+        T_EQ_INT(p->sample.n, 2);
+        int load = 0, draw = 0;
+        for (size_t i = 0; i < p->sample.n; i++) {
+            const char *s = stack_text(p, p->sample.stack[i]);
+            load += strcmp(s, "Outer;Inner;Load") == 0;
+            draw += strcmp(s, "main;Paint;Draw") == 0;
+            T_EQ_INT(p->thread.tid[p->sample.thread[i]], 101);
+            T_EQ_STR(str_of(p, p->event.name[p->sample.event[i]]), "TrackEvent callstacks");
+        }
+        T_EQ_INT(load, 1);
+        T_EQ_INT(draw, 1);
+        T_CONTAINS(log_capture_text(), "1 TrackEvent callstacks were left out");
+        T_CONTAINS(log_capture_text(), "2 TrackEvent callstacks are samples");
+    }
+    pc_profile_free(p);
+
+    /* track_uuid as a length-delimited field: refused, with where. */
+    pb_buf bad = {0};
+    pk = pfe_packet(&bad, 1);
+    pb_uint(&bad, PFE_TIMESTAMP, 5);
+    size_t te = pb_begin(&bad, TP_TRACK_EVENT);
+    pb_string(&bad, 11, "x");
+    pb_end(&bad, te);
+    pb_end(&bad, pk);
+    T_EQ_INT(convert_bytes_unchecked(bad.data, bad.len, NULL, &p, &err), PC_EINPUT);
+    T_CONTAINS(err.message, "TrackEvent");
+    T_CONTAINS(err.message, "offset");
+    pc_profile_free(p);
+    pb_buf_free(&bad);
+    pb_buf_free(&b);
+}
