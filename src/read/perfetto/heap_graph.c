@@ -132,9 +132,13 @@ typedef struct hg_tree {
 
 typedef struct pf_hgraph pf_hgraph;
 
+/* Per sequence that sent a heap graph, its open dump (NULL: none), so
+ * that finding it costs the same however many sequences a trace has. */
 struct pf_hgraph {
     hg_build **open;
+    uint32_t *open_seq;
     size_t n_open, cap_open;
+    pc_htab open_idx;
     hg_tree *tree;
     size_t n_tree, cap_tree;
 };
@@ -208,6 +212,8 @@ void pf_heap_graph_free(pf_reader *r)
     for (size_t i = 0; i < g->n_tree; i++)
         tree_free(&g->tree[i]);
     free(g->open);
+    free(g->open_seq);
+    pc_htab_free(&g->open_idx);
     free(g->tree);
     free(g);
     r->hg = NULL;
@@ -597,13 +603,24 @@ static pf_hgraph *graphs(pf_reader *r)
     return r->hg;
 }
 
-/* The open dump of sequence seq, or PC_NONE. */
-static size_t open_of(const pf_hgraph *g, uint32_t seq)
+/* The slot of sequence seq, added when new; PC_NONE when out of memory. */
+static uint32_t slot_of_seq(pf_hgraph *g, uint32_t seq)
 {
-    for (size_t i = 0; i < g->n_open; i++)
-        if (g->open[i]->seq == seq)
+    pc_probe pr;
+    if (pc_htab_reserve(&g->open_idx, g->n_open + 1) < 0)
+        return PC_NONE;
+    pc_probe_start(&g->open_idx, seq, &pr);
+    for (uint32_t i; (i = pc_probe_next(&g->open_idx, &pr)) != PC_NONE;)
+        if (g->open_seq[i] == seq)
             return i;
-    return (size_t)-1;
+    struct pc_col cols[] = {PC_COL(g->open), PC_COL(g->open_seq)};
+    if (g->n_open >= MAX_OBJECTS || pc_grow_cols(&g->cap_open, g->n_open + 1, cols, 2) < 0)
+        return PC_NONE;
+    uint32_t i = (uint32_t)g->n_open++;
+    g->open[i] = NULL;
+    g->open_seq[i] = seq;
+    pc_htab_insert(&g->open_idx, &pr, i);
+    return i;
 }
 
 static int finish(pf_reader *r, size_t which);
@@ -634,16 +651,13 @@ int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk
      * (trace_processor gives them the time of the packet before). */
     uint64_t ts = 0;
     int has_ts = pk->has_ts && pf_packet_time(r, s, pk, &ts) == 0;
-    size_t k = open_of(g, s->id);
-    if (k == (size_t)-1) {
-        hg_build *b = calloc(1, sizeof *b);
-        if (!b || pc_grow(&g->open, &g->cap_open, g->n_open + 1, sizeof *g->open, 4) < 0) {
-            free(b);
+    uint32_t k = slot_of_seq(g, s->id);
+    if (k == PC_NONE)
+        return pf_nomem(r);
+    if (!g->open[k]) {
+        if (!(g->open[k] = calloc(1, sizeof *g->open[k])))
             return pf_nomem(r);
-        }
-        b->seq = s->id;
-        k = g->n_open;
-        g->open[g->n_open++] = b;
+        g->open[k]->seq = s->id;
     }
     hg_build *b = g->open[k];
     /* perfetto_hprof numbers a dump's packets from 0. */
@@ -698,12 +712,26 @@ static uint8_t root_rank(uint8_t kind)
     return 3;
 }
 
+/* v sorted. */
 static int in_set(const uint64_t *v, size_t n, uint64_t x)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == x)
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] == x)
             return 1;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* Weak, finalizer and phantom references do not keep their referent
@@ -714,6 +742,7 @@ static void drop_referents(hg_build *b)
 {
     if (!b->referent.n)
         return;
+    qsort(b->referent.v, b->referent.n, sizeof *b->referent.v, cmp_u64);
     size_t nt = b->type.n;
     uint32_t *pos = malloc((nt + 1) * sizeof *pos);
     int any = 0;
@@ -724,7 +753,9 @@ static void drop_referents(hg_build *b)
             continue;
         uint64_t off = 0;
         uint32_t c = (uint32_t)t;
-        for (size_t hops = 0; c != PC_NONE && hops <= nt && pos[t] == PC_NONE; hops++) {
+        /* Class hierarchies are shallow (the referent is a few classes
+         * up); a bound keeps a looping or endless chain cheap. */
+        for (size_t hops = 0; c != PC_NONE && hops < 64 && pos[t] == PC_NONE; hops++) {
             for (uint32_t j = 0; j < b->type.nf[c]; j++)
                 if (in_set(b->referent.v, b->referent.n, b->tfield.v[b->type.f0[c] + j])) {
                     pos[t] = (uint32_t)(off + j > UINT32_MAX ? UINT32_MAX : off + j);
@@ -1182,7 +1213,7 @@ static int finish(pf_reader *r, size_t which)
 {
     pf_hgraph *g = r->hg;
     hg_build *b = g->open[which];
-    g->open[which] = g->open[--g->n_open];
+    g->open[which] = NULL;
     if (b->bad_index)
         r->st.heap_graph_gaps++;
     int st = PC_OK;
@@ -1411,9 +1442,11 @@ int pf_heap_graph_end(pf_reader *r)
         return PC_OK;
     /* A dump the trace ends inside keeps what arrived of it, as
      * trace_processor keeps it. */
-    while (g->n_open) {
+    for (size_t k = 0; k < g->n_open; k++) {
+        if (!g->open[k])
+            continue;
         r->st.heap_graph_unfinished++;
-        int st = finish(r, g->n_open - 1);
+        int st = finish(r, k);
         if (st != PC_OK)
             return st;
     }
