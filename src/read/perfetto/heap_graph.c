@@ -157,6 +157,18 @@ static int next_scalar(pf_reader *r, pb_reader *pr, pb_field *f, const uint8_t *
 }
 #define NEXT_S(r, pr, f, ex, what) next_scalar(r, pr, f, ex, sizeof ex, what)
 
+/* A repeated varint field, packed or not: any other wire type is an
+ * error (the tables above let repeated fields through unchecked). */
+static int each_varint(pf_reader *r, pb_reader *pr, const pb_field *f, pf_each_fn fn, void *ctx,
+                       const char *what)
+{
+    if (f->wiretype != V && f->wiretype != L) {
+        pb_expect(pr, f, L);
+        return pf_wire_fail(r, pr, what);
+    }
+    return pf_each_varint(r, pr, f, fn, ctx, what);
+}
+
 static void build_free(hg_build *b)
 {
     if (!b)
@@ -409,11 +421,11 @@ static int on_object(pf_reader *r, pb_reader *pr, hg_build *b)
         case 7: delta = f.value; break;
         case 9: heap = f.value <= HEAP_MAX ? (uint8_t)f.value : 0; has_heap = 1; break;
         case 4:
-            if (pf_each_varint(r, &scan, &f, count_value, &n_fields, "HeapGraphObject") != PC_OK)
+            if (each_varint(r, &scan, &f, count_value, &n_fields, "HeapGraphObject") != PC_OK)
                 return r->err->status;
             break;
         case 5:
-            if (pf_each_varint(r, &scan, &f, count_value, &n_refs, "HeapGraphObject") != PC_OK)
+            if (each_varint(r, &scan, &f, count_value, &n_refs, "HeapGraphObject") != PC_OK)
                 return r->err->status;
             break;
         }
@@ -444,7 +456,7 @@ static int on_object(pf_reader *r, pb_reader *pr, hg_build *b)
         return pf_nomem(r);
     ref_ctx c = {b, base, b->ref.n};
     while ((got = pb_next(pr, &f)) > 0) {
-        if (f.number == 5 && pf_each_varint(r, pr, &f, add_ref, &c, "HeapGraphObject") != PC_OK)
+        if (f.number == 5 && each_varint(r, pr, &f, add_ref, &c, "HeapGraphObject") != PC_OK)
             return r->err->status;
     }
     if (got < 0)
@@ -455,7 +467,7 @@ static int on_object(pf_reader *r, pb_reader *pr, hg_build *b)
     if (n_fields) {
         while ((got = pb_next(&again, &f)) > 0)
             if (f.number == 4 &&
-                pf_each_varint(r, &again, &f, add_field, &c, "HeapGraphObject") != PC_OK)
+                each_varint(r, &again, &f, add_field, &c, "HeapGraphObject") != PC_OK)
                 return r->err->status;
     }
     return PC_OK;
@@ -506,7 +518,7 @@ static int on_type(pf_reader *r, pb_reader *pr, hg_build *b)
     b->type.f0[t] = (uint32_t)(b->tfield.n > UINT32_MAX ? UINT32_MAX : b->tfield.n);
     size_t before = b->tfield.n;
     while ((got = pb_next(pr, &f)) > 0)
-        if (f.number == 6 && pf_each_varint(r, pr, &f, add_type_field, b, "HeapGraphType") != PC_OK)
+        if (f.number == 6 && each_varint(r, pr, &f, add_type_field, b, "HeapGraphType") != PC_OK)
             return r->err->status;
     if (got < 0)
         return pf_wire_fail(r, pr, "HeapGraphType");
@@ -591,7 +603,7 @@ static int on_root(pf_reader *r, pb_reader *pr, hg_build *b)
     if (got < 0)
         return r->err->status;
     while ((got = pb_next(pr, &f)) > 0)
-        if (f.number == 1 && pf_each_varint(r, pr, &f, add_root_id, &c, "HeapGraphRoot") != PC_OK)
+        if (f.number == 1 && each_varint(r, pr, &f, add_root_id, &c, "HeapGraphRoot") != PC_OK)
             return r->err->status;
     return got < 0 ? pf_wire_fail(r, pr, "HeapGraphRoot") : PC_OK;
 }
@@ -810,8 +822,10 @@ static int cmp_u32(const void *a, const void *b)
 static void sort_references(hg_build *b)
 {
     for (size_t o = 0; o < b->obj.n; o++) {
-        uint32_t *v = b->ref.target + b->obj.ref0[o];
         size_t n = b->obj.nref[o];
+        if (!n)
+            continue;
+        uint32_t *v = b->ref.target + b->obj.ref0[o];
         if (n <= 16)
             sort_u32(v, n);
         else
@@ -900,12 +914,13 @@ static int shortest_paths(hg_tree *t, const hg_build *b, const uint32_t *seeds, 
         }
     while (qh < qt) {
         uint32_t v = queue[qh++];
-        const uint32_t *w = b->ref.target + b->obj.ref0[v];
-        for (uint32_t j = 0; j < b->obj.nref[v]; j++)
-            if (w[j] != PC_NONE && mark[w[j]] == UNSEEN) {
-                mark[w[j]] = v;
-                queue[qt++] = w[j];
+        for (uint32_t j = 0; j < b->obj.nref[v]; j++) {
+            uint32_t w = b->ref.target[b->obj.ref0[v] + j];
+            if (w != PC_NONE && mark[w] == UNSEEN) {
+                mark[w] = v;
+                queue[qt++] = w;
             }
+        }
     }
     int st = 0;
     for (size_t i = 0; i < qt && st == 0; i++) {
@@ -957,9 +972,8 @@ static void dom_free(dom *d)
             }                                                                     \
         } else {                                                                  \
             uint32_t v_ = (d)->vertex[i];                                         \
-            const uint32_t *t_ = (b)->ref.target + (b)->obj.ref0[v_];             \
             for (uint32_t k_ = 0; k_ < (b)->obj.nref[v_]; k_++) {                 \
-                uint32_t w = t_[k_];                                              \
+                uint32_t w = (b)->ref.target[(b)->obj.ref0[v_] + k_];             \
                 if (w != PC_NONE) {                                               \
                     body;                                                         \
                 }                                                                 \
