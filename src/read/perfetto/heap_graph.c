@@ -816,16 +816,59 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Once the references are final: each object's non-null ones moved
+ * together in object order, ref0 becoming their start (with one more
+ * entry, the end), so that a search finds an object's references at one
+ * place, and nref is let go. */
+static int compact_references(hg_build *b)
+{
+    size_t n = b->obj.n, e = 0;
+    uint32_t *start = malloc((n + 1) * sizeof *start);
+    if (!start)
+        return -1;
+    for (size_t o = 0; o < n; o++) {
+        start[o] = (uint32_t)e;
+        for (uint32_t j = 0; j < b->obj.nref[o]; j++)
+            e += b->ref.target[b->obj.ref0[o] + j] != PC_NONE;
+    }
+    start[n] = (uint32_t)e;
+    uint32_t *adj = malloc((e + 1) * sizeof *adj);
+    if (!adj) {
+        free(start);
+        return -1;
+    }
+    for (size_t o = 0, k = 0; o < n; o++)
+        for (uint32_t j = 0; j < b->obj.nref[o]; j++) {
+            uint32_t w = b->ref.target[b->obj.ref0[o] + j];
+            if (w != PC_NONE)
+                adj[k++] = w;
+        }
+    free(b->ref.target);
+    free(b->ref.field);
+    free(b->obj.ref0);
+    free(b->obj.nref);
+    b->ref.target = adj;
+    b->ref.field = NULL;
+    b->ref.n = b->ref.cap = e;
+    b->obj.ref0 = start;
+    b->obj.nref = NULL;
+    return 0;
+}
+
+/* After compact_references: object v's references. */
+#define REF_FIRST(b, v) ((b)->obj.ref0[v])
+#define REF_END(b, v) ((b)->obj.ref0[(v) + 1])
+
 /* trace_processor's search takes each object's references in the order
  * of the objects they point to (their order of first appearance), which
  * decides which of two equally short paths an object is reached by. */
 static void sort_references(hg_build *b)
 {
     for (size_t o = 0; o < b->obj.n; o++) {
-        size_t n = b->obj.nref[o];
+        size_t n = REF_END(b, o) - REF_FIRST(b, o);
         if (!n)
             continue;
-        uint32_t *v = b->ref.target + b->obj.ref0[o];
+        uint32_t *v = b->ref.target + REF_FIRST(b, o);
         if (n <= 16)
             sort_u32(v, n);
         else
@@ -914,9 +957,9 @@ static int shortest_paths(hg_tree *t, const hg_build *b, const uint32_t *seeds, 
         }
     while (qh < qt) {
         uint32_t v = queue[qh++];
-        for (uint32_t j = 0; j < b->obj.nref[v]; j++) {
-            uint32_t w = b->ref.target[b->obj.ref0[v] + j];
-            if (w != PC_NONE && mark[w] == UNSEEN) {
+        for (uint32_t j = REF_FIRST(b, v); j < REF_END(b, v); j++) {
+            uint32_t w = b->ref.target[j];
+            if (mark[w] == UNSEEN) {
                 mark[w] = v;
                 queue[qt++] = w;
             }
@@ -972,8 +1015,8 @@ static void dom_free(dom *d)
             }                                                                     \
         } else {                                                                  \
             uint32_t v_ = (d)->vertex[i];                                         \
-            for (uint32_t k_ = 0; k_ < (b)->obj.nref[v_]; k_++) {                 \
-                uint32_t w = (b)->ref.target[(b)->obj.ref0[v_] + k_];             \
+            for (uint32_t k_ = REF_FIRST(b, v_); k_ < REF_END(b, v_); k_++) {     \
+                uint32_t w = (b)->ref.target[k_];                                 \
                 if (w != PC_NONE) {                                               \
                     body;                                                         \
                 }                                                                 \
@@ -1023,11 +1066,11 @@ static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t n
             w = seeds[cursor[sp - 1]++];
         } else {
             uint32_t v = d->vertex[i];
-            if (cursor[sp - 1] >= b->obj.nref[v]) {
+            if (cursor[sp - 1] >= REF_END(b, v) - REF_FIRST(b, v)) {
                 sp--;
                 continue;
             }
-            w = b->ref.target[b->obj.ref0[v] + cursor[sp - 1]++];
+            w = b->ref.target[REF_FIRST(b, v) + cursor[sp - 1]++];
         }
         if (w == PC_NONE || mark[w] != UNSEEN)
             continue;
@@ -1145,7 +1188,11 @@ static int analyse(pf_reader *r, hg_build *b, hg_tree *t)
         if (!b->obj.size[o] && b->obj.type[o] != PC_NONE)
             b->obj.size[o] = b->type.size[b->obj.type[o]];
     drop_referents(b);
-    sort_references(b);
+    if (compact_references(b) < 0)
+        return -1;
+    /* The dominators do not depend on the order of the references. */
+    if (!r->o->heap_graph)
+        sort_references(b);
 
     t->n_types = nt + 1;
     t->tname = malloc(t->n_types * sizeof *t->tname);
