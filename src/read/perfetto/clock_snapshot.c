@@ -106,3 +106,16 @@ int pf_packet_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t)
     *t = pk->ts;
     return 0;
 }
+
+int pf_sample_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t)
+{
+    if (!pk->has_ts) {
+        r->st.no_timestamp++;
+        return -1;
+    }
+    if (pf_packet_time(r, s, pk, t) < 0) {
+        r->st.clock_failures++;
+        return -1;
+    }
+    return 0;
+}

@@ -227,14 +227,8 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         return PC_OK;
     }
     uint64_t t;
-    if (!pk->has_ts) {
-        r->st.no_timestamp++;
+    if (pf_sample_time(r, s, pk, &t) < 0)
         return PC_OK;
-    }
-    if (pf_packet_time(r, s, pk, &t) < 0) {
-        r->st.clock_failures++;
-        return PC_OK;
-    }
     pc_profile *p = r->p;
     uint16_t ev = PF_NO_EVENT;
     int64_t weight = 1;

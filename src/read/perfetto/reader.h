@@ -315,6 +315,10 @@ uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack);
 int pf_on_clock_snapshot(pf_reader *r, pb_reader *pr, uint32_t seq);
 int pf_to_trace_time(pf_reader *r, uint32_t id, uint32_t seq, uint64_t t, uint64_t *out);
 int pf_packet_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t);
+/* A sample's packet time on the trace clock into *t: 0, or -1 when the
+ * packet has no time or its clock converts to none (counted in r->st;
+ * the sample is left out). */
+int pf_sample_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t);
 
 /* ---- perf_sample.c ---- */
 

@@ -493,14 +493,8 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
     }
 
     uint64_t t;
-    if (!pk->has_ts) {
-        r->st.no_timestamp++;
+    if (pf_sample_time(r, s, pk, &t) < 0)
         return PC_OK;
-    }
-    if (pf_packet_time(r, s, pk, &t) < 0) {
-        r->st.clock_failures++;
-        return PC_OK;
-    }
     pc_profile *p = r->p;
     int counted = prim_p && weighed;
     uint16_t ev = cached_event(r, s, prim_p, counted, counted ? prim_cache : prim_uncache);

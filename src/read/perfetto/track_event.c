@@ -107,14 +107,8 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         return PC_OK;
     }
     uint64_t t;
-    if (!pk->has_ts) {
-        r->st.no_timestamp++;
+    if (pf_sample_time(r, s, pk, &t) < 0)
         return PC_OK;
-    }
-    if (pf_packet_time(r, s, pk, &t) < 0) {
-        r->st.clock_failures++;
-        return PC_OK;
-    }
     pc_profile *p = r->p;
     uint32_t stack = PC_NONE;
     if (has_inline) {
