@@ -85,8 +85,7 @@ static int cli(const char *args, char **out)
 
 static int node_ok(void)
 {
-    return t_shared() && system("node -e 'process.exit(+process.versions.node.split(\".\")[0] "
-                                ">= 20 ? 0 : 1)' 2>/dev/null") == 0;
+    return t_shared() && t_node20();
 }
 
 TEST(diff_names_the_function_that_doubled)

@@ -25,6 +25,7 @@
 #include "corpus.h"
 #include "fixtures.h"
 #include "t.h"
+#include "test_util.h"
 
 /* The corpus file the UI test expects: "RenderThread" is one of its
  * threads. */
@@ -475,21 +476,6 @@ TEST(view_refuses_what_the_profiler_cannot_show)
 
 /* ---- The real profiler in headless Chromium ---- */
 
-/* Whether name is an executable file in $PATH. */
-static int in_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        size_t n = strcspn(path, ":");
-        char full[1024];
-        snprintf(full, sizeof full, "%.*s/%s", (int)n, path, name);
-        if (n && access(full, X_OK) == 0)
-            return 1;
-        path += n + (path[n] == ':');
-    }
-    return 0;
-}
-
 static const char open_script[] =
     "import { createRequire } from 'module';\n"
     "import path from 'path';\n"
@@ -553,7 +539,7 @@ TEST(view_opens_in_the_profiler_ui)
         t_skip("no ../shared/fxprof/ui or serve.py");
         return;
     }
-    if (!in_path("node") || !in_path("python3")) {
+    if (!t_in_path("node") || !t_in_path("python3")) {
         t_skip("node or python3 not installed");
         return;
     }

@@ -191,19 +191,6 @@ static void run_case(fxcase *k)
     free(data);
 }
 
-/* Node.js 20 or newer, which validate needs. */
-static int have_node(void)
-{
-    FILE *f = popen("node -p 'process.versions.node' 2>/dev/null", "r");
-    int major = 0;
-    if (!f)
-        return 0;
-    if (fscanf(f, "%d", &major) != 1)
-        major = 0;
-    pclose(f);
-    return major >= 20;
-}
-
 /* Runs validate on every written file; returns its parsed report. */
 static jv *validate(const char *shared, cases *c)
 {
@@ -437,7 +424,7 @@ TEST(fxprof_what_users_see)
         t_skip("../shared/fxprof not found: the Firefox Profiler checks are skipped");
         return;
     }
-    if (!have_node()) {
+    if (!t_node20()) {
         t_skip("Node.js 20 or newer not found: the Firefox Profiler checks are skipped");
         return;
     }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "convert.h"
@@ -288,4 +289,33 @@ size_t write_simpleperf_file(const char *path, size_t n, int varied)
         ok = 0;
     spe_free(&e);
     return ok ? len : 0;
+}
+
+int t_node20(void)
+{
+    static int known = -1;
+    if (known >= 0)
+        return known;
+    FILE *f = popen("node -p 'process.versions.node' 2>/dev/null", "r");
+    int major = 0;
+    if (f) {
+        if (fscanf(f, "%d", &major) != 1)
+            major = 0;
+        pclose(f);
+    }
+    return known = major >= 20;
+}
+
+int t_in_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        size_t n = strcspn(path, ":");
+        char full[1024];
+        snprintf(full, sizeof full, "%.*s/%s", (int)n, path, name);
+        if (n && access(full, X_OK) == 0)
+            return 1;
+        path += n + (path[n] == ':');
+    }
+    return 0;
 }

@@ -59,6 +59,13 @@ const char *log_capture_text(void);
  * if unreadable.  Caller frees. */
 char *read_text(const char *path);
 
+/* Whether Node.js 20 or newer runs here, which ../shared/fxprof/validate
+ * and the screenshot scripts need (asked once). */
+int t_node20(void);
+
+/* Whether name is an executable file in $PATH. */
+int t_in_path(const char *name);
+
 /* Writes a simpleperf file of n samples on 4 threads to path: with
  * varied, stacks of 24 random frames over 400 symbols (nearly every one
  * new); otherwise one 30-frame path whose leaf address varies.  Returns

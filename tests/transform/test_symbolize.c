@@ -307,8 +307,7 @@ TEST(symbolize_inline_chains_as_addr2line)
         T_CHECK(j_int(j_at(lines, i)) >= 1 && j_int(j_at(lines, i)) <= 5);
     /* And the real profiler loads it. */
     const char *sh = t_shared();
-    if (sh && json && system("node -e 'process.exit(+process.versions.node.split(\".\")[0] "
-                             ">= 20 ? 0 : 1)' 2>/dev/null") == 0) {
+    if (sh && json && t_node20()) {
         char jpath[600], cmd2[1400];
         snprintf(jpath, sizeof jpath, "%s/inl.json", t_tmpdir());
         FILE *out = fopen(jpath, "w");

@@ -92,13 +92,15 @@ static int run(const char *cmd)
 static char saved_home[1024];
 static int had_home;
 
-static void own_home(const prog *g)
+static void own_home(const prog *g, const char *name)
 {
     const char *h = getenv("HOME");
     had_home = h != NULL;
     snprintf(saved_home, sizeof saved_home, "%s", h ? h : "");
-    char home[700];
-    snprintf(home, sizeof home, "%s/home", g->dir);
+    char home[800], cmd[900];
+    snprintf(home, sizeof home, "%s/home-%s", g->dir, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", home);
+    T_CHECK(run(cmd));
     setenv("HOME", home, 1);
 }
 
@@ -160,7 +162,7 @@ static int build(prog *g)
     /* Built in syms/, stripped into rec/, and again with other build ids
      * into other/. */
     snprintf(cmd, sizeof cmd,
-             "set -e; rm -rf %s; mkdir -p %s/syms %s/rec %s/other %s/home && cd %s && "
+             "set -e; rm -rf %s; mkdir -p %s/syms %s/rec %s/other && cd %s && "
              "cat > w.c <<'EOF'\n%sEOF\n"
              "cat > a.cpp <<'EOF'\n%sEOF\n"
              "for d in syms:" LIB_BID ":" APP_BID " other:01:02; do\n"
@@ -171,7 +173,7 @@ static int build(prog *g)
              "-L$out -lwork -Wl,-rpath,'$ORIGIN'\n"
              "done\n"
              "cp syms/libwork.so syms/app rec/ && strip --strip-all rec/libwork.so rec/app",
-             g->dir, g->dir, g->dir, g->dir, g->dir, g->dir, LIB_SRC, APP_SRC);
+             g->dir, g->dir, g->dir, g->dir, g->dir, LIB_SRC, APP_SRC);
     if (!run(cmd)) {
         t_skip("the program does not build here (cc, c++ with -g)");
         return 0;
@@ -457,14 +459,27 @@ static void body_symbolize_program_perfetto_and_report_sample(const prog *g)
     spe_free(&e);
 }
 
-TEST(symbolize_program_perfetto_and_report_sample)
+/* Runs body on the program, built once for all the tests, in a home of
+ * the test's own.  The first test says why it could not be built; the
+ * others skip. */
+static void with_program(void (*body)(const prog *), const char *home)
 {
     static prog g;
-    if (!build(&g))
+    static int state;  /* 0: not built yet, 1: built, -1: cannot be */
+    if (state == 0)
+        state = build(&g) ? 1 : -1;
+    else if (state < 0)
+        t_skip("the program could not be built (the first symbolize_program test says why)");
+    if (state < 0)
         return;
-    own_home(&g);
-    body_symbolize_program_perfetto_and_report_sample(&g);
+    own_home(&g, home);
+    body(&g);
     restore_home();
+}
+
+TEST(symbolize_program_perfetto_and_report_sample)
+{
+    with_program(body_symbolize_program_perfetto_and_report_sample, "perfetto_and_report_sample");
 }
 
 /* perf script text of every address, each way perf prints one: a
@@ -534,12 +549,7 @@ static void body_symbolize_program_perf_script(const prog *g)
 
 TEST(symbolize_program_perf_script)
 {
-    static prog g;
-    if (!build(&g))
-        return;
-    own_home(&g);
-    body_symbolize_program_perf_script(&g);
-    restore_home();
+    with_program(body_symbolize_program_perf_script, "perf_script");
 }
 
 /* The stripped program run under perf: perf.data, and the perf script
@@ -628,10 +638,5 @@ static void body_symbolize_program_recorded_by_perf(const prog *g)
 
 TEST(symbolize_program_recorded_by_perf)
 {
-    static prog g;
-    if (!build(&g))
-        return;
-    own_home(&g);
-    body_symbolize_program_recorded_by_perf(&g);
-    restore_home();
+    with_program(body_symbolize_program_recorded_by_perf, "recorded_by_perf");
 }

@@ -261,20 +261,6 @@ TEST(svg_escapes_names)
     pc_profile_free(p);
 }
 
-static int in_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        size_t n = strcspn(path, ":");
-        char full[1024];
-        snprintf(full, sizeof full, "%.*s/%s", (int)n, path, name);
-        if (n && access(full, X_OK) == 0)
-            return 1;
-        path += n + (path[n] == ':');
-    }
-    return 0;
-}
-
 /* Loads the SVG, zooms into a node, searches, resets; prints the console
  * errors and what the page shows as JSON. */
 static const char browser_script[] =
@@ -320,7 +306,7 @@ TEST(svg_opens_in_chromium)
         t_skip("no ../shared (the corpus)");
         return;
     }
-    if (!in_path("node")) {
+    if (!t_in_path("node")) {
         t_skip("node not installed");
         return;
     }

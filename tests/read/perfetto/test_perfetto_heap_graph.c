@@ -606,8 +606,7 @@ TEST(heap_graph_corpus_all)
     snprintf(validate, sizeof validate, "%s/fxprof/validate.cjs", shared ? shared : "../shared");
     struct stat st;
     int can_validate = shared && stat(validate, &st) == 0 &&
-                       system("node -e 'process.exit(parseInt(process.versions.node) >= 20 ? 0 : 1)' "
-                              ">/dev/null 2>&1") == 0;
+                       t_node20();
     if (!can_validate)
         t_skip("../shared/fxprof or Node.js 20 not found: the profiler's load is not checked");
     size_t n_files = 0;

@@ -364,24 +364,11 @@ TEST(perfetto_stack_sample_damaged)
     pb_buf_free(&t);
 }
 
-/* Node.js 20 or newer, which validate needs. */
-static int have_node(void)
-{
-    FILE *f = popen("node -p 'process.versions.node' 2>/dev/null", "r");
-    int major = 0;
-    if (!f)
-        return 0;
-    if (fscanf(f, "%d", &major) != 1)
-        major = 0;
-    pclose(f);
-    return major >= 20;
-}
-
 /* The processed output loads in the real profiler, every thread there. */
 TEST(perfetto_stack_sample_in_profiler)
 {
     const char *shared = t_shared();
-    if (!shared || !have_node()) {
+    if (!shared || !t_node20()) {
         t_skip("%s: the profiler's validate is not run", shared ? "no Node.js 20"
                                                               : "../shared is absent");
         return;
