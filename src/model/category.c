@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "base/path.h"
 #include "model/model.h"
 
 static const char *const sub_other[] = {"Other"};
@@ -66,19 +67,10 @@ static int versioned_so(const char *s, size_t n)
     return 0;
 }
 
-static const char *base_name(const char *s, size_t n, size_t *len)
-{
-    size_t i = n;
-    while (i > 0 && s[i - 1] != '/')
-        i--;
-    *len = n - i;
-    return s + i;
-}
-
 int pc_category_of(const char *path, size_t n)
 {
     size_t blen;
-    const char *base = base_name(path, n, &blen);
+    const char *base = pc_base_name(path, n, &blen);
 
     /* perf's and simpleperf's name for the kernel, Perfetto's, modules. */
     if ((n == 17 && memcmp(path, "[kernel.kallsyms]", 17) == 0) ||

@@ -3,8 +3,12 @@
  * recording's time in event.c and time.c, reordering in order.c. */
 #include "model/model.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/path.h"
 
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n)
 {
@@ -166,6 +170,26 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
     p->frame.exec[id] = exec;
     p->frame.unnamed[id] = PC_ADDR_NONE;
     p->frame.line[id] = 0;
+    return id;
+}
+
+uint32_t pc_address_name(pc_profile *p, const char *path, size_t n, uint64_t addr)
+{
+    char hex[24];
+    int hn = snprintf(hex, sizeof hex, "0x%" PRIx64, addr);
+    size_t bl;
+    const char *b = pc_base_name(path, n, &bl);
+    if (!bl)
+        return pc_intern(p, hex, (size_t)hn);
+    /* A copy: path may lie in the string arena interning moves. */
+    char *buf = malloc(bl + 1 + (size_t)hn);
+    if (!buf)
+        return pc_oom(p);
+    memcpy(buf, b, bl);
+    buf[bl] = '+';
+    memcpy(buf + bl + 1, hex, (size_t)hn);
+    uint32_t id = pc_intern(p, buf, bl + 1 + (size_t)hn);
+    free(buf);
     return id;
 }
 

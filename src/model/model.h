@@ -271,6 +271,10 @@ uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
                       uint8_t cat, uint8_t exec);
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
+/* The name of code no symbol names, kept apart by address: the file name
+ * of path[0..n) and the address, "libfoo.so+0x1a2b" ("0x1a2b" without a
+ * path).  PC_NONE when out of memory. */
+uint32_t pc_address_name(pc_profile *p, const char *path, size_t n, uint64_t addr);
 /* The most event types a profile holds: sample.event has 16 bits, and
  * readers use the top value for "none". */
 #define PC_MAX_EVENTS (UINT16_MAX - 1)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/path.h"
 #include "base/sort.h"
 #include "model/model.h"
 #include "profconv.h"
@@ -154,22 +155,13 @@ static const char *unit_name(int unit)
     }
 }
 
-static const char *base_name(const char *s, size_t n, size_t *len)
-{
-    const char *b = s + n;
-    while (b > s && b[-1] != '/')
-        b--;
-    *len = (size_t)(s + n - b);
-    return b;
-}
-
 static int cmp_base_name(const void *a, const void *b, const void *ctx)
 {
     const pc_profile *p = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     size_t lx, ly;
-    const char *sx = base_name(pc_str(&p->str, p->res.name[x]), pc_str_len(&p->str, p->res.name[x]), &lx);
-    const char *sy = base_name(pc_str(&p->str, p->res.name[y]), pc_str_len(&p->str, p->res.name[y]), &ly);
+    const char *sx = pc_base_name(pc_str(&p->str, p->res.name[x]), pc_str_len(&p->str, p->res.name[x]), &lx);
+    const char *sy = pc_base_name(pc_str(&p->str, p->res.name[y]), pc_str_len(&p->str, p->res.name[y]), &ly);
     int c = memcmp(sx, sy, lx < ly ? lx : ly);
     if (c)
         return c;
@@ -193,7 +185,7 @@ static int same_files(const pc_profile *base, pc_profile *next)
     pc_sort_ctx(by_name, nb, sizeof *by_name, cmp_base_name, base);
     for (size_t r = 0; r < next->res.n; r++) {
         size_t ln, lb;
-        const char *n = base_name(pc_str(&next->str, next->res.name[r]),
+        const char *n = pc_base_name(pc_str(&next->str, next->res.name[r]),
                                   pc_str_len(&next->str, next->res.name[r]), &ln);
         if (!ln)
             continue;
@@ -202,7 +194,7 @@ static int same_files(const pc_profile *base, pc_profile *next)
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
             uint32_t m = by_name[mid];
-            const char *bn = base_name(pc_str(&base->str, base->res.name[m]),
+            const char *bn = pc_base_name(pc_str(&base->str, base->res.name[m]),
                                        pc_str_len(&base->str, base->res.name[m]), &lb);
             int c = memcmp(bn, n, lb < ln ? lb : ln);
             if (c < 0 || (c == 0 && lb < ln))
@@ -212,7 +204,7 @@ static int same_files(const pc_profile *base, pc_profile *next)
         }
         size_t count = 0;
         for (size_t k = lo; k < nb && count < 2; k++) {
-            const char *bn = base_name(pc_str(&base->str, base->res.name[by_name[k]]),
+            const char *bn = pc_base_name(pc_str(&base->str, base->res.name[by_name[k]]),
                                        pc_str_len(&base->str, base->res.name[by_name[k]]), &lb);
             if (lb != ln || memcmp(bn, n, ln) != 0)
                 break;

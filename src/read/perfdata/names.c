@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "base/demangle.h"
+#include "base/path.h"
 #include "base/error.h"
 #include "io/source.h"
 #include "read/perfdata/reader.h"
@@ -291,21 +292,12 @@ static int ends_with(const char *s, size_t n, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-static const char *base_name(const char *s, size_t n, size_t *len)
-{
-    const char *e = s + n, *b = e;
-    while (b > s && b[-1] != '/')
-        b--;
-    *len = (size_t)(e - b);
-    return b;
-}
-
 /* simpleperf's JIT symbol files (and, from older versions, its
  * TemporaryFile-* ones) hold JIT-compiled Java methods. */
 static int jit_symfile(const char *s, size_t n)
 {
     size_t bl;
-    const char *bn = base_name(s, n, &bl);
+    const char *bn = pc_base_name(s, n, &bl);
     return strstr(s, "_jit_app_cache:") || strstr(s, "_jit_zygote_cache:") ||
            (bl >= 13 && memcmp(bn, "TemporaryFile", 13) == 0);
 }
@@ -624,7 +616,7 @@ static int start_point(pd_build *b, const ent *e)
         return 0;
     uint32_t path = b->maps.dsos[e->dso].path;
     size_t bl;
-    const char *bn = base_name(pc_str(&b->p->str, path), pc_str_len(&b->p->str, path), &bl);
+    const char *bn = pc_base_name(pc_str(&b->p->str, path), pc_str_len(&b->p->str, path), &bl);
     if (bl != 7 || memcmp(bn, "libc.so", 7) != 0)
         return 0;
     const char *s = pc_str(&b->p->str, e->name);
@@ -687,16 +679,7 @@ static uint32_t model_frame(finisher *f, pd_build *b, const ent *e)
     if (e->name != PC_NONE) {
         fname = display_name(b, e->name);
     } else {
-        /* Unknown code is kept apart by address: "libfoo.so+0x1a2b". */
-        size_t bl;
-        const char *bn = base_name(ps, pl, &bl);
-        char *buf = malloc(bl + 24);
-        if (!buf)
-            return PC_NONE;
-        memcpy(buf, bn, bl);
-        int n = snprintf(buf + bl, 24, "+0x%" PRIx64, e->vaddr);
-        fname = pc_intern(p, buf, bl + (size_t)n);
-        free(buf);
+        fname = pc_address_name(p, ps, pl, e->vaddr);
     }
     ps = pc_str(&p->str, path);
     int cat = b->maps.dsos[e->dso].kernel ? PC_CAT_KERNEL : pc_category_of(ps, pl);

@@ -302,33 +302,6 @@ static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n)
     p->frame.exec[f] = (uint8_t)exec;
 }
 
-/* "libfoo.so+0x1a2b" from the mapping's file name, or "0x1a2b". */
-static uint32_t address_name(pf_reader *r, uint32_t map, uint64_t rel_pc)
-{
-    pc_profile *p = r->p;
-    char hex[24];
-    snprintf(hex, sizeof hex, "0x%" PRIx64, rel_pc);
-    if (map == PC_NONE || pc_str_len(&p->str, r->map.name[map]) == 0)
-        return pc_intern_cstr(p, hex);
-    const char *s = pc_str(&p->str, r->map.name[map]);
-    size_t n = pc_str_len(&p->str, r->map.name[map]);
-    const char *base = s + n;
-    while (base > s && base[-1] != '/')
-        base--;
-    size_t bn = (size_t)(s + n - base);
-    char *buf = malloc(bn + sizeof hex + 2);
-    if (!buf) {
-        p->oom = 1;
-        return PC_NONE;
-    }
-    memcpy(buf, base, bn);
-    buf[bn] = '+';
-    strcpy(buf + bn + 1, hex);
-    uint32_t sid = pc_intern_cstr(p, buf);
-    free(buf);
-    return sid;
-}
-
 /* The names of frame f, outermost first: its symbol's inline chain, else
  * its function name, each deobfuscated where a mapping applies. */
 static int frame_names(pf_reader *r, const symbols *sy, deobf *d, uint32_t f, sids *out)
@@ -363,7 +336,9 @@ static int frame_names(pf_reader *r, const symbols *sy, deobf *d, uint32_t f, si
      * (unwindstack adds the file's load bias): --symbols can name it. */
     if (map != PC_NONE && r->fr.kind[f] != KIND_SYNTHETIC)
         p->frame.unnamed[f] = PC_ADDR_VADDR;
-    return sids_push(out, address_name(r, map, p->frame.addr[f]));
+    const char *mp = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
+    size_t mn = map == PC_NONE ? 0 : pc_str_len(&p->str, r->map.name[map]);
+    return sids_push(out, pc_address_name(p, mp, mn, p->frame.addr[f]));
 }
 
 static int name_frames(pf_reader *r, const symbols *sy, deobf *d)

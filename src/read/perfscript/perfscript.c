@@ -710,14 +710,7 @@ static uint32_t frame_of(reader *r, const ps_frame *fl, int header)
     uint32_t name;
     int unknown_sym = f->sym.n == 0 || (f->sym.n == 9 && memcmp(f->sym.s, "[unknown]", 9) == 0);
     if (unknown_sym && !unknown_dso) {
-        /* Keep unknown code apart by address, as "libfoo.so+0x1a2b". */
-        size_t b = dso.n;
-        while (b > 0 && dso.s[b - 1] != '/')
-            b--;
-        char buf[512];
-        int n = snprintf(buf, sizeof buf, "%.*s+0x%" PRIx64, (int)(dso.n - b > 400 ? 400 : dso.n - b),
-                         dso.s + b, f->addr);
-        name = pc_intern(p, buf, (size_t)n);
+        name = pc_address_name(p, dso.s, dso.n, f->addr);
     } else if (unknown_sym) {
         name = pc_intern(p, "[unknown]", 9);
     } else {

@@ -330,19 +330,9 @@ static int resolve_frames(build *b)
             b->unnamed++;
         }
         if (sym == -1) {
-            /* Keep unknown code apart by address, as "libfoo.so+0x1a2b". */
-            const char *base = path_s + path_len;
-            while (base > path_s && base[-1] != '/')
-                base--;
-            int n = snprintf(name, sizeof name, "+0x%" PRIx64, p->frame.addr[id]);
-            size_t blen = (size_t)(path_s + path_len - base);
-            char *full = malloc(blen + (size_t)n + 1);
-            if (!full)
+            fname = pc_address_name(p, path_s, path_len, p->frame.addr[id]);
+            if (fname == PC_NONE)
                 return nomem(b);
-            memcpy(full, base, blen);
-            memcpy(full + blen, name, (size_t)n + 1);
-            fname = pc_intern(p, full, blen + (size_t)n);
-            free(full);
             /* vaddr_in_file is the ELF's own address: --symbols can name
              * it from the file. */
             p->frame.unnamed[id] = PC_ADDR_VADDR;
