@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/path.h"
 #include "java/proguard.h"
 #include "read/perfetto/reader.h"
 
@@ -1308,22 +1309,12 @@ typedef struct emit {
     } cls;
 } emit;
 
-/* The package of an app's class from where Android installed it:
- * /data/app/[~~XXX==/]com.example.app-YYY==/base.apk. */
+/* The mapping's package of a class, from its app's install path. */
 static uint32_t package_of_path(const pc_deobf *d, const char *s)
 {
-    const char *a = strstr(s, "/data/app/");
-    if (!a)
-        return PC_NONE;
-    a += 10;
-    if (a[0] == '~' && a[1] == '~') {
-        const char *slash = strchr(a, '/');
-        if (!slash)
-            return PC_NONE;
-        a = slash + 1;
-    }
-    size_t n = strcspn(a, "-/");
-    return n ? pc_deobf_package(d, a, n) : PC_NONE;
+    size_t n;
+    const char *a = pc_app_package(s, &n);
+    return a ? pc_deobf_package(d, a, n) : PC_NONE;
 }
 
 /* Class name base[0..n) looked up in d; 1 with the name in e->res. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/path.h"
 #include "base/demangle.h"
 #include "read/perfetto/reader.h"
 
@@ -140,25 +141,13 @@ typedef struct deobf {
     pc_deobf_result res;
 } deobf;
 
-/* The package of an app's code from where Android installs it:
- * /data/app/[~~XXX==/]com.example.app-YYY==/base.apk. */
+/* The mapping's package for deobfuscation, from the app's install path;
+ * FOREIGN for an app the mappings do not know. */
 static uint32_t package_of_path(const pf_reader *r, uint32_t path)
 {
-    const char *s = pc_str(&r->p->str, path);
-    const char *a = strstr(s, "/data/app/");
+    size_t n;
+    const char *a = pc_app_package(pc_str(&r->p->str, path), &n);
     if (!a)
-        return PC_NONE;
-    a += 10;
-    if (a[0] == '~' && a[1] == '~') {
-        const char *slash = strchr(a, '/');
-        if (!slash)
-            return PC_NONE;
-        a = slash + 1;
-    }
-    size_t n = 0;
-    while (a[n] && a[n] != '-' && a[n] != '/')
-        n++;
-    if (!n)
         return PC_NONE;
     uint32_t pkg = pc_deobf_package(&r->deobf, a, n);
     return pkg == PC_NONE ? FOREIGN : pkg;
