@@ -37,11 +37,18 @@ static size_t build_id_bytes(const char *hex, size_t n, uint8_t *out, size_t cap
     return n / 2;
 }
 
-/* The symbol's name as frames show it: demangled unless asked not to. */
+/* The symbol's name as frames show it: demangled unless asked not to.
+ * *owned receives what to free. */
+static const char *shown(const pc_options *o, const char *raw, char **owned)
+{
+    *owned = o->mangled ? NULL : pc_demangle(raw);
+    return *owned ? *owned : raw;
+}
+
 static uint32_t shown_name(pc_profile *p, const pc_options *o, const char *raw)
 {
-    char *dm = o->mangled ? NULL : pc_demangle(raw);
-    uint32_t id = pc_intern_cstr(p, dm ? dm : raw);
+    char *dm;
+    uint32_t id = pc_intern_cstr(p, shown(o, raw, &dm));
     free(dm);
     return id;
 }
@@ -172,8 +179,8 @@ static int same_symbol(const pc_profile *p, const pc_options *o, pc_elf *e, uint
     const char *raw = pc_elf_symbol(e, vaddr, &start);
     if (!raw)
         return 0;
-    char *dm = o->mangled ? NULL : pc_demangle(raw);
-    const char *s = dm ? dm : raw;
+    char *dm;
+    const char *s = shown(o, raw, &dm);
     uint32_t name = p->func.name[p->frame.func[f]];
     size_t n = strlen(s);
     int same = n == pc_str_len(&p->str, name) && memcmp(s, pc_str(&p->str, name), n) == 0;
