@@ -311,6 +311,7 @@ typedef struct pc_summary {
     size_t stacks;         /* distinct stacks */
     size_t frames;         /* distinct frames */
     size_t heap_rows;      /* heap profile callsites of the dumps shown */
+    size_t counter_values; /* counter values over time (apart from samples) */
 } pc_summary;
 
 void pc_profile_summary(const pc_profile *p, pc_summary *s);

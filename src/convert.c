@@ -115,7 +115,7 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
     int has_stack = 0;
     for (size_t i = 0; i < p->sample.n && !has_stack; i++)
         has_stack = p->sample.stack[i] != PC_NONE;
-    if (has_stack)
+    if (has_stack || p->counter.n)
         return PC_OK;
     uint64_t alloc = 0, freed = 0, shown = 0, earlier = 0;
     for (size_t i = 0; i < p->heap.n; i++) {
@@ -294,6 +294,7 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
     s->frames = p->frame.n;
     for (size_t i = 0; i < p->heap.n; i++)
         s->heap_rows += pc_heap_shown(p, i);
+    s->counter_values = p->counter.n;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -317,6 +318,8 @@ int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *er
         used[p->sample.thread[i]] = 1;
     for (size_t i = 0; i < p->heap.n; i++)
         used[p->heap.thread[i]] = 1;
+    for (size_t i = 0; i < p->counter.n; i++)
+        used[p->counter.thread[i]] = 1;
     for (size_t t = 0; t < nt; t++)
         if (used[t])
             v[k++] = p->thread.pid[t];

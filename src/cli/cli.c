@@ -870,9 +870,13 @@ int main(int argc, char **argv)
     } else if (!quiet) {
         pc_summary sum;
         pc_profile_summary(prof, &sum);
-        char heap[48] = "";
+        char heap[96] = "";
+        int n = 0;
         if (sum.heap_rows)
-            snprintf(heap, sizeof heap, ", %zu heap callsites", sum.heap_rows);
+            n = snprintf(heap, sizeof heap, ", %zu heap callsites", sum.heap_rows);
+        if (sum.counter_values && n >= 0 && (size_t)n < sizeof heap)
+            snprintf(heap + n, sizeof heap - (size_t)n, ", %zu counter values",
+                     sum.counter_values);
         for (size_t i = 0; i < n_split; i++)
             say("wrote %s", split_names[i]);
         if (!output && n_inputs > 1)

@@ -183,6 +183,12 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
         dst->heap.shown_dump = shown;
     }
     dst->heap.n_dumps = nh0 + src->heap.n_dumps;
+    for (size_t i = 0; i < src->counter.n && !dst->oom; i++) {
+        uint16_t e = src->counter.event[i];
+        pc_add_counter(dst, thmap[src->counter.thread[i]], src->counter.time[i] + shift,
+                       e < src->event.n ? evmap[e] : e, src->counter.cpu[i],
+                       src->counter.value[i]);
+    }
     for (size_t i = 0; i < src->sw.n && !dst->oom; i++)
         pc_add_switch(dst, thmap[src->sw.thread[i]],
                       src->sw.time[i] + shift, src->sw.on[i]);

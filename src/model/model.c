@@ -84,6 +84,11 @@ void pc_profile_free(pc_profile *p)
     free(p->heap.alloc_count);
     free(p->heap.free_count);
     free(p->heap.shown_dump);
+    free(p->counter.thread);
+    free(p->counter.time);
+    free(p->counter.value);
+    free(p->counter.event);
+    free(p->counter.cpu);
     free(p->sample.first);
     free(p->sw.thread);
     free(p->sw.time);
@@ -291,6 +296,24 @@ void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
     p->heap.freed[i] = freed;
     p->heap.alloc_count[i] = alloc_count;
     p->heap.free_count[i] = free_count;
+}
+
+void pc_add_counter(pc_profile *p, uint32_t thread, uint64_t time, uint16_t event,
+                    uint16_t cpu, int64_t value)
+{
+    struct pc_col cols[] = {PC_COL(p->counter.thread), PC_COL(p->counter.time),
+                            PC_COL(p->counter.value), PC_COL(p->counter.event),
+                            PC_COL(p->counter.cpu)};
+    if (p->oom || pc_grow_cols(&p->counter.cap, p->counter.n + 1, cols, 5) < 0) {
+        pc_oom(p);
+        return;
+    }
+    size_t i = p->counter.n++;
+    p->counter.thread[i] = thread;
+    p->counter.time[i] = time;
+    p->counter.value[i] = value;
+    p->counter.event[i] = event;
+    p->counter.cpu[i] = cpu;
 }
 
 void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on)

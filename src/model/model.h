@@ -15,7 +15,9 @@
  *   samples    columns (thread, time, stack, weight, event) with no
  *              per-sample allocation; stack may be PC_NONE (empty stack);
  *   switches   context switches (thread, time, on/off);
- *   markers    intervals or instants per thread with a small typed payload.
+ *   markers    intervals or instants per thread with a small typed payload;
+ *   counters   what an event counted on a thread over time, apart from
+ *              any sample (counting without callstacks, follower events).
  * Times are integer nanoseconds on the recording's clock.
  *
  * Adders latch allocation failure in p->oom and then return PC_NONE; a
@@ -208,6 +210,19 @@ struct pc_profile {
         uint8_t *shown_dump;
     } heap;
 
+    /* Counter values: at time, what event counted on thread (and cpu,
+     * PC_NO_CPU when the input does not say) since the previous value
+     * of the same counter, in the event's unit.  Readers add them for
+     * counting that has no callstack to go with, so that no count is
+     * both a sample's weight and a counter value. */
+    struct {
+        uint32_t *thread;
+        uint64_t *time;
+        int64_t *value;
+        uint16_t *event, *cpu;
+        size_t n, cap;
+    } counter;
+
     /* Event types, in recording order: the name, and what the weights of
      * its samples measure, as the reader that knows the input says. */
     struct {
@@ -305,6 +320,11 @@ void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
                  uint64_t time, uint32_t stack, uint64_t alloc, uint64_t freed,
                  uint64_t alloc_count, uint64_t free_count);
 void pc_add_switch(pc_profile *p, uint32_t thread, uint64_t time, int on);
+/* A counter value (see counter above). */
+void pc_add_counter(pc_profile *p, uint32_t thread, uint64_t time, uint16_t event,
+                    uint16_t cpu, int64_t value);
+/* Drops the counter values whose keep[i] is 0, preserving order. */
+void pc_keep_counters(pc_profile *p, const uint8_t *keep);
 void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
                    uint32_t name, uint64_t start, uint64_t end, uint32_t s,
                    int64_t a, uint64_t b);

@@ -148,6 +148,22 @@ void pc_keep_heap(pc_profile *p, const uint8_t *keep)
     p->heap.n = j;
 }
 
+void pc_keep_counters(pc_profile *p, const uint8_t *keep)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < p->counter.n; i++) {
+        if (!keep[i])
+            continue;
+        p->counter.thread[j] = p->counter.thread[i];
+        p->counter.time[j] = p->counter.time[i];
+        p->counter.value[j] = p->counter.value[i];
+        p->counter.event[j] = p->counter.event[i];
+        p->counter.cpu[j] = p->counter.cpu[i];
+        j++;
+    }
+    p->counter.n = j;
+}
+
 /* Thread order for output: by process, the main thread (tid == pid) first,
  * then busiest first, then by tid. */
 static size_t samples_of(const pc_profile *p, uint32_t t)
@@ -241,6 +257,10 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
                  p->heap.freed[j] = p->heap.freed[i],
                  p->heap.alloc_count[j] = p->heap.alloc_count[i],
                  p->heap.free_count[j] = p->heap.free_count[i]));
+    REMAP(counter, (p->counter.time[j] = p->counter.time[i],
+                    p->counter.value[j] = p->counter.value[i],
+                    p->counter.event[j] = p->counter.event[i],
+                    p->counter.cpu[j] = p->counter.cpu[i]));
     REMAP(sw, (p->sw.time[j] = p->sw.time[i], p->sw.on[j] = p->sw.on[i]));
     REMAP(marker, (p->marker.name[j] = p->marker.name[i],
                    p->marker.s[j] = p->marker.s[i],

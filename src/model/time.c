@@ -26,6 +26,8 @@ void pc_note_extent(pc_profile *p)
     }
     for (size_t i = 0; i < p->heap.n; i++)
         pc_saw_time(p, p->heap.time[i]);
+    for (size_t i = 0; i < p->counter.n; i++)
+        pc_saw_time(p, p->counter.time[i]);
     p->meta.shown_first = p->meta.first_time;
     p->meta.shown_last = p->meta.last_time;
 }

@@ -315,6 +315,22 @@ int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
         pc_keep_heap(p, hk);
         free(hk);
     }
+    /* Counter values are kept by the time they were read, as samples. */
+    if (p->counter.n) {
+        uint8_t *ck = malloc(p->counter.n);
+        if (!ck) {
+            free(keep);
+            timefilter_free(&f);
+            return pc_nomem(err);
+        }
+        for (size_t i = 0; i < p->counter.n; i++) {
+            uint32_t t = p->counter.thread[i];
+            uint64_t ts = p->counter.time[i];
+            ck[i] = ts >= lo && ts < hi && passes(&f, p->thread.pid[t], p->thread.tid[t], ts);
+        }
+        pc_keep_counters(p, ck);
+        free(ck);
+    }
     /* Markers keep to the span the global ranges allow. */
     if (f.global.n) {
         uint64_t end = 0;

@@ -11,19 +11,23 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
 {
     if (!o->percpu)
         return PC_OK;
-    size_t n_cpu = 0, known = 0;
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.cpu[i] != PC_NO_CPU) {
+    /* Samples and counter values with a CPU number move to that CPU's
+     * thread: a counter read per CPU is what the CPU did. */
+    size_t n_cpu = 0, known = 0, rows = p->sample.n + p->counter.n;
+    for (size_t i = 0; i < rows; i++) {
+        uint16_t c = i < p->sample.n ? p->sample.cpu[i] : p->counter.cpu[i - p->sample.n];
+        if (c != PC_NO_CPU) {
             known++;
-            if ((size_t)p->sample.cpu[i] + 1 > n_cpu)
-                n_cpu = (size_t)p->sample.cpu[i] + 1;
+            if ((size_t)c + 1 > n_cpu)
+                n_cpu = (size_t)c + 1;
         }
+    }
     if (!known)
         return pc_fail(err, PC_EINPUT, "options.percpu: this input carries no CPU numbers "
                        "(simpleperf report-sample files and Chrome samples have none)");
-    if (known < p->sample.n)
-        pc_log(o, PC_LOG_WARN, "options.percpu: %zu samples without a CPU number stay on "
-               "their threads", p->sample.n - known);
+    if (known < rows)
+        pc_log(o, PC_LOG_WARN, "options.percpu: %zu samples or counter values without a CPU "
+               "number stay on their threads", rows - known);
     uint32_t *cpu_thread = malloc(n_cpu * sizeof *cpu_thread);
     if (!cpu_thread)
         return pc_nomem(err);
@@ -32,8 +36,8 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
     /* The CPUs form a process of their own, pid -1, one thread each. */
     uint32_t pname = pc_intern_cstr(p, "CPUs");
     pc_set_process_name(p, -1, pname);
-    for (size_t i = 0; i < p->sample.n; i++) {
-        uint16_t c = p->sample.cpu[i];
+    for (size_t i = 0; i < rows; i++) {
+        uint16_t c = i < p->sample.n ? p->sample.cpu[i] : p->counter.cpu[i - p->sample.n];
         if (c == PC_NO_CPU)
             continue;
         if (cpu_thread[c] == PC_NONE) {
@@ -41,7 +45,10 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
             snprintf(name, sizeof name, "CPU %u", (unsigned)c);
             cpu_thread[c] = pc_add_thread(p, -1, c, pc_intern_cstr(p, name));
         }
-        p->sample.thread[i] = cpu_thread[c];
+        if (i < p->sample.n)
+            p->sample.thread[i] = cpu_thread[c];
+        else
+            p->counter.thread[i - p->sample.n] = cpu_thread[c];
     }
     free(cpu_thread);
     if (p->oom)
@@ -61,6 +68,8 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
         busy[p->heap.thread[i]] = 1;
     for (size_t i = 0; i < p->marker.n; i++)
         busy[p->marker.thread[i]] = 1;
+    for (size_t i = 0; i < p->counter.n; i++)
+        busy[p->counter.thread[i]] = 1;
     for (size_t t = 0; t < nt; t++)
         to[t] = busy[t] ? (uint32_t)t : PC_NONE;
     int st = pc_remap_threads(p, to);

@@ -35,7 +35,8 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
                            "event types", o->event);
         return PC_OK;
     }
-    if (pc_has_offcpu_events(p) && !o->event)
+    /* No samples, no choice (counters keep every event). */
+    if ((pc_has_offcpu_events(p) || !p->sample.n) && !o->event)
         return PC_OK;
     size_t *count = calloc(ne, sizeof *count);
     uint8_t *keep_ev = calloc(ne, 1);
@@ -73,6 +74,12 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
     p->meta.kept_events_all = 0;
     p->meta.kept_event = (uint32_t)chosen;
 
+    /* Events with no samples (counters' alone) are no choice: marked 2,
+     * neither kept nor left out. */
+    for (size_t e = 0; e < ne; e++)
+        if (!count[e] && !keep_ev[e])
+            keep_ev[e] = 2;
+
     char msg[1024];
     snprintf(msg, sizeof msg, "using event: ");
     list_events(p, count, keep_ev, 1, msg, sizeof msg);
@@ -95,7 +102,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
             st = pc_nomem(err);
         } else {
             for (size_t i = 0; i < p->sample.n; i++)
-                keep[i] = keep_ev[p->sample.event[i]];
+                keep[i] = keep_ev[p->sample.event[i]] == 1;
             pc_keep_samples(p, keep);
             free(keep);
         }

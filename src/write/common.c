@@ -150,6 +150,13 @@ int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
         if (p->sample.time[i] > (*last)[t])
             (*last)[t] = p->sample.time[i];
     }
+    for (size_t i = 0; i < p->counter.n; i++) {
+        uint32_t t = p->counter.thread[i];
+        if (p->counter.time[i] < (*first)[t])
+            (*first)[t] = p->counter.time[i];
+        if (p->counter.time[i] > (*last)[t])
+            (*last)[t] = p->counter.time[i];
+    }
     for (size_t i = 0; i < p->marker.n; i++) {
         uint32_t t = p->marker.thread[i];
         if (p->marker.start[i] < (*first)[t])
@@ -261,6 +268,8 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
     }
     for (size_t i = 0; i < p->heap.n; i++)
         any[p->heap.thread[i]] += pc_heap_shown(p, i) && pc_heap_value(p, i);
+    for (size_t i = 0; i < p->counter.n; i++)
+        any[p->counter.thread[i]] += p->counter.value[i] != 0;
     uint32_t app = PC_NONE, busiest = PC_NONE, most = PC_NONE;
     for (size_t t = 0; t < nt; t++) {
         if (on[t] && p->thread.tid[t] == p->thread.pid[t] && app == PC_NONE &&

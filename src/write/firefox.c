@@ -701,8 +701,6 @@ static void write_heap_samples(jw *w, const pc_profile *p, const pc_merged *m, c
 static void write_counters(jw *w, const pc_profile *p, const track *tracks, size_t n_tracks,
                            const heap_series *h, uint64_t start)
 {
-    jw_key(w, "counters");
-    jw_arr(w);
     for (size_t k = 0; k < n_tracks; k++) {
         const track *tr = &tracks[k];
         if (tr->heap == PC_NONE)
@@ -768,7 +766,6 @@ static void write_counters(jw *w, const pc_profile *p, const track *tracks, size
                   "\"number\"},\"label\":\"allocations and frees since the dump before\"}]}");
         jw_obj_end(w);
     }
-    jw_arr_end(w);
 }
 
 int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
@@ -848,9 +845,31 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         st = pc_fail(err, PC_ENOMEM, "out of memory");
         goto done;
     }
+    /* Counter values go to their process's first track (its main
+     * thread's, when it has one), a CPU's to its own; that track shows. */
+    uint32_t *owner = all_none(nt);
+    uint8_t *counted = calloc(n_tracks + 1, 1);
+    if (!owner || !counted) {
+        free(owner);
+        free(counted);
+        st = pc_fail(err, PC_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0, proc = 0; k < n_tracks; k++) {
+        uint32_t t = tracks[k].thread;
+        if (p->thread.pid[t] != p->thread.pid[tracks[proc].thread])
+            proc = k;
+        if (owner[t] == PC_NONE)
+            owner[t] = (uint32_t)(p->thread.pid[t] == -1 ? k : proc);
+    }
+    for (size_t i = 0; i < p->counter.n; i++) {
+        uint32_t k = owner[p->counter.thread[i]];
+        if (k != PC_NONE)
+            counted[k] = 1;
+    }
     size_t with_samples = 0, selected = PC_NONE;
     for (size_t k = 0; k < n_tracks; k++) {
-        visible[k] = tracks[k].samples > 0;
+        visible[k] = tracks[k].samples > 0 || counted[k];
         with_samples += visible[k];
         if (selected == PC_NONE && visible[k] && tracks[k].thread == focus)
             selected = k;
@@ -931,8 +950,16 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
-    if (p->heap.n)
+    if (p->heap.n || p->counter.n) {
+        jw_key(&w, "counters");
+        jw_arr(&w);
         write_counters(&w, p, tracks, n_tracks, &hs, start);
+        if (pc_fx_event_counters(&w, p, owner, start) < 0)
+            st = pc_fail(err, PC_ENOMEM, "out of memory");
+        jw_arr_end(&w);
+    }
+    free(owner);
+    free(counted);
     jw_obj_end(&w);
     sink_write(s, "\n", 1);
 done:

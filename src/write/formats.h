@@ -38,6 +38,7 @@ typedef struct pc_format_desc {
     uint8_t json;        /* one JSON text, read by a browser as one string */
     uint8_t heap;        /* can carry heap profiles */
     uint8_t diff;        /* can carry a comparison (signed weights) */
+    uint8_t counters;    /* can carry counter values over time */
     pc_writer_fn write;
 } pc_format_desc;
 

@@ -63,10 +63,48 @@ static void formats_that(int diff, char *names, size_t size)
                                      t[i].name);
 }
 
-/* Refused rather than written without what the caller asked for. */
-static int refuse(const pc_profile *p, const pc_format_desc *d, pc_error *err)
+/* Whether p holds samples or heap rows to write: what is left of it in a
+ * format without counters. */
+static int has_stacks(const pc_profile *p)
+{
+    for (size_t i = 0; i < p->sample.n; i++)
+        if (p->sample.stack[i] != PC_NONE)
+            return 1;
+    return p->heap.n > 0;
+}
+
+/* Refused rather than written without what the caller asked for.
+ * Counters beside samples or heap rows are left out with a warning: the
+ * stacks are what those formats are for. */
+static int refuse(const pc_profile *p, const pc_format_desc *d, const pc_write_options *o,
+                  pc_error *err)
 {
     char names[128];
+    if (p->counter.n && !d->counters) {
+        char events[256];
+        size_t used = 0;
+        uint8_t *seen = calloc(p->event.n + 1, 1);
+        events[0] = 0;
+        for (size_t i = 0; seen && i < p->counter.n; i++)
+            if (p->counter.event[i] < p->event.n)
+                seen[p->counter.event[i]] = 1;
+        for (size_t e = 0; seen && e < p->event.n && used + 1 < sizeof events; e++) {
+            if (!seen[e])
+                continue;
+            int n = snprintf(events + used, sizeof events - used, "%s%s", used ? ", " : "",
+                             pc_str(&p->str, p->event.name[e]));
+            used = n < 0 ? sizeof events : used + (size_t)n;
+        }
+        free(seen);
+        if (!has_stacks(p))
+            return pc_fail(err, PC_EUSAGE, "%s has no place for counters, and this profile "
+                           "holds nothing else (%zu counter values of %s): write_options.format "
+                           "firefox shows them as tracks", d->title, p->counter.n, events);
+        if (o->log)
+            pc_log_to(o->log, o->log_ctx, PC_LOG_WARN, "%s has no place for counters: %zu "
+                      "counter values of %s are left out (write_options.format firefox shows "
+                      "them as tracks)", d->title, p->counter.n, events);
+    }
     if (pc_diff_thread(p) != PC_NONE && !d->diff) {
         formats_that(1, names, sizeof names);
         return pc_fail(err, PC_EUSAGE, "%s cannot show a comparison (the base's samples "
@@ -112,7 +150,7 @@ static int write_sink(const pc_profile *p, const char *path, const pc_write_opti
     const pc_format_desc *d;
     int st = check(&o, &defaults, &d, err);
     if (st == PC_OK)
-        st = refuse(p, d, err);
+        st = refuse(p, d, o, err);
     pc_sink *s;
     if (st == PC_OK)
         st = path ? sink_open_file(&s, path, gzip_level(o), err)

@@ -103,8 +103,16 @@ int pc_is_time_event(const pc_profile *p, size_t e);
 uint64_t pc_heap_value(const pc_profile *p, size_t i);
 uint64_t pc_heap_count(const pc_profile *p, size_t i);
 
-/* First and last time of each thread's samples and markers (UINT64_MAX and
- * 0 for a thread with neither). */
+/* Writes the counter tracks of the profile's counter values, as elements
+ * of the open "counters" array: the values of thread t go to the track
+ * owner_track[t] (an index in "threads"), or nowhere when PC_NONE; times
+ * count from start.  Returns 0, or -1 when out of memory (nothing is
+ * written then). */
+int pc_fx_event_counters(jw *w, const pc_profile *p, const uint32_t *owner_track,
+                         uint64_t start);
+
+/* First and last time of each thread's samples, counter values and
+ * markers (UINT64_MAX and 0 for a thread with none). */
 int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last);
 
 #endif

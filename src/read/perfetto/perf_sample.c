@@ -30,59 +30,96 @@ static const char *counter_name(uint64_t c)
     return c < sizeof names / sizeof *names ? names[c] : NULL;
 }
 
+/* Fields that name a perf event, in PerfEvents.Timebase and FollowerEvent
+ * alike; their numbers differ. */
+enum { EV_COUNTER, EV_TRACEPOINT, EV_RAW, EV_CUSTOM };
+
+/* Reads field f, of kind (EV_*), into the event's name or, for the
+ * user's own name, into custom. */
+static int event_part(pf_reader *r, pb_reader *pr, pb_field *f, int kind, char *name,
+                      size_t size, char *custom, size_t csize, const char *what)
+{
+    pb_reader sub;
+    pb_field g;
+    int got;
+    switch (kind) {
+    case EV_COUNTER:
+        if (pf_scalar(r, pr, f, what) != PC_OK)
+            return r->err->status;
+        if (counter_name(f->value))
+            snprintf(name, size, "%s", counter_name(f->value));
+        else
+            snprintf(name, size, "counter-%" PRIu64, f->value);
+        return PC_OK;
+    case EV_TRACEPOINT:
+        if (f->wiretype != L)
+            return PC_OK;
+        pb_reader_sub(pr, f, &sub);
+        while ((got = pb_next(&sub, &g)) > 0)
+            if (g.number == 1 && g.wiretype == L)
+                snprintf(name, size, "%.*s", (int)(g.len < 200 ? g.len : 200),
+                         (const char *)g.data);
+        return got < 0 ? pf_wire_fail(r, &sub, "PerfEvents.Tracepoint") : PC_OK;
+    case EV_RAW: {
+        uint64_t type = 0, config = 0;
+        if (f->wiretype != L)
+            return PC_OK;
+        pb_reader_sub(pr, f, &sub);
+        while ((got = pb_next(&sub, &g)) > 0) {
+            if (g.number == 1 && g.wiretype == V)
+                type = g.value;
+            if (g.number == 2 && g.wiretype == V)
+                config = g.value;
+        }
+        if (got < 0)
+            return pf_wire_fail(r, &sub, "PerfEvents.RawEvent");
+        snprintf(name, size, "raw-%" PRIu64 ":0x%" PRIx64, type, config);
+        return PC_OK;
+    }
+    default:
+        if (f->wiretype == L)
+            snprintf(custom, csize, "%.*s", (int)(f->len < 120 ? f->len : 120),
+                     (const char *)f->data);
+        return PC_OK;
+    }
+}
+
+/* A user-given name is added in brackets, so that cpu-clock stays
+ * recognisable as time. */
+static void add_custom(char *name, size_t size, const char *custom)
+{
+    if (custom[0] && strcmp(custom, name) != 0) {
+        size_t n = strlen(name);
+        snprintf(name + n, size - n, " (%s)", custom);
+    }
+}
+
+/* The units of an event by its name: the clocks count ns. */
+static int unit_of(const char *name)
+{
+    return pc_perf_clock_event(name) ? PC_UNIT_NS : PC_UNIT_COUNT;
+}
+
 /* The event name of a PerfEvents.Timebase: the counter's perf name, the
- * tracepoint, or the raw event; a user-given name is added in brackets,
- * so that cpu-clock stays recognisable as time. */
+ * tracepoint, or the raw event, with the user's name. */
 static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
 {
     static const uint8_t ex[] = {ANY, V, V, L, V, L, V, ANY, ANY, ANY, L, V};
+    static const int8_t kind[] = {-1, -1, -1, EV_TRACEPOINT, EV_COUNTER, EV_RAW, -1, -1, -1,
+                                  -1, EV_CUSTOM};
     pb_field f;
-    pb_reader sub;
     int got;
     char name[256] = "", custom[128] = "";
     uint64_t period = 0, freq = 0;
     while ((got = NEXT(r, pr, &f, ex, "PerfEvents.Timebase")) > 0) {
-        switch (f.number) {
-        case 1: period = f.wiretype == V ? f.value : 0; break;
-        case 2: freq = f.wiretype == V ? f.value : 0; break;
-        case 3: {
-            pb_reader_sub(pr, &f, &sub);
-            pb_field g;
-            while ((got = pb_next(&sub, &g)) > 0)
-                if (g.number == 1 && g.wiretype == L)
-                    snprintf(name, sizeof name, "%.*s", (int)g.len, (const char *)g.data);
-            if (got < 0)
-                return pf_wire_fail(r, &sub, "PerfEvents.Tracepoint");
-            break;
-        }
-        case 4:
-            if (pf_scalar(r, pr, &f, "PerfEvents.Timebase") != PC_OK)
-                return r->err->status;
-            if (counter_name(f.value))
-                snprintf(name, sizeof name, "%s", counter_name(f.value));
-            else
-                snprintf(name, sizeof name, "counter-%" PRIu64, f.value);
-            break;
-        case 5: {
-            uint64_t type = 0, config = 0;
-            pb_reader_sub(pr, &f, &sub);
-            pb_field g;
-            while ((got = pb_next(&sub, &g)) > 0) {
-                if (g.number == 1 && g.wiretype == V)
-                    type = g.value;
-                if (g.number == 2 && g.wiretype == V)
-                    config = g.value;
-            }
-            if (got < 0)
-                return pf_wire_fail(r, &sub, "PerfEvents.RawEvent");
-            snprintf(name, sizeof name, "raw-%" PRIu64 ":0x%" PRIx64, type, config);
-            break;
-        }
-        case 10:
-            snprintf(custom, sizeof custom, "%.*s", (int)(f.len < 120 ? f.len : 120),
-                     (const char *)f.data);
-            break;
-        }
+        if (f.number == 1)
+            period = f.wiretype == V ? f.value : 0;
+        else if (f.number == 2)
+            freq = f.wiretype == V ? f.value : 0;
+        else if (f.number < sizeof kind && kind[f.number] >= 0 &&
+                 event_part(r, pr, &f, kind[f.number], name, sizeof name, custom,
+                            sizeof custom, "PerfEvents.Timebase") != PC_OK)
+            return r->err->status;
     }
     if (got < 0)
         return r->err->status;
@@ -93,16 +130,44 @@ static int on_timebase(pf_reader *r, pb_reader *pr, pf_seq *s)
      * period, in ns for the clocks. */
     int clock = pc_perf_clock_event(name);
     s->nominal = period ? period : clock && freq ? 1000000000 / freq : 0;
-    s->event_unit = clock ? PC_UNIT_NS : PC_UNIT_COUNT;
-    if (custom[0] && strcmp(custom, name) != 0) {
-        size_t n = strlen(name);
-        snprintf(name + n, sizeof name - n, " (%s)", custom);
-    }
+    s->event_unit = (uint8_t)unit_of(name);
+    add_custom(name, sizeof name, custom);
     s->event = s->uncounted_event = PF_NO_EVENT;
     s->event_name = pc_intern_cstr(r->p, name);
     if (s->event_name == PC_NONE)
         return pf_nomem(r);
     return PC_OK;
+}
+
+/* A FollowerEvent: an event counted beside the timebase, whose values
+ * each sample carries (follower_counts, in this order). */
+static int on_follower(pf_reader *r, pb_reader *pr, pf_seq *s)
+{
+    static const uint8_t ex[] = {ANY, V, L, L, L};
+    static const int8_t kind[] = {-1, EV_COUNTER, EV_TRACEPOINT, EV_RAW, EV_CUSTOM};
+    pb_field f;
+    int got;
+    char name[256] = "", custom[128] = "";
+    while ((got = NEXT(r, pr, &f, ex, "FollowerEvent")) > 0)
+        if (f.number < sizeof kind && kind[f.number] >= 0 &&
+            event_part(r, pr, &f, kind[f.number], name, sizeof name, custom, sizeof custom,
+                       "FollowerEvent") != PC_OK)
+            return r->err->status;
+    if (got < 0)
+        return r->err->status;
+    if (s->n_followers == PF_MAX_FOLLOWERS) {
+        r->st.extra_followers++;
+        return PC_OK;
+    }
+    if (!name[0])
+        snprintf(name, sizeof name, "%s", custom[0] ? custom : "follower");
+    int unit = unit_of(name);
+    add_custom(name, sizeof name, custom);
+    uint8_t k = s->n_followers++;
+    s->follower_unit[k] = (uint8_t)unit;
+    s->follower_event[k] = PF_NO_EVENT;
+    s->follower_name[k] = pc_intern_cstr(r->p, name);
+    return s->follower_name[k] == PC_NONE ? pf_nomem(r) : PC_OK;
 }
 
 int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s)
@@ -122,11 +187,13 @@ int pf_on_defaults(pf_reader *r, pb_reader *pr, pf_seq *s)
             pb_field g;
             s->has_perf_defaults = 1;
             pb_reader_sub(pr, &f, &sub);
+            s->n_followers = 0;
             while ((got = pb_next(&sub, &g)) > 0)
-                if (g.number == 1 && g.wiretype == L) {
+                if ((g.number == 1 || g.number == 4) && g.wiretype == L) {
                     pb_reader tb;
                     pb_reader_sub(&sub, &g, &tb);
-                    if (on_timebase(r, &tb, s) != PC_OK)
+                    if ((g.number == 1 ? on_timebase(r, &tb, s) : on_follower(r, &tb, s)) !=
+                        PC_OK)
                         return r->err->status;
                 }
             if (got < 0)
@@ -153,8 +220,9 @@ static const char *unwind_error_name(uint64_t e)
     return e < sizeof names / sizeof *names ? names[e] : "UNKNOWN";
 }
 
-/* Weight of a sample from the cumulative counter value on its CPU. */
-static int counter_delta(pf_reader *r, pf_seq *s, uint32_t cpu, uint64_t count,
+/* What a counter (slot 0: the timebase, 1 + k: follower k) counted on
+ * a CPU since its value before there. */
+static int counter_delta(pf_reader *r, pf_seq *s, uint32_t cpu, unsigned slot, uint64_t count,
                          uint64_t *delta)
 {
     if (cpu >= 4096) {
@@ -163,37 +231,83 @@ static int counter_delta(pf_reader *r, pf_seq *s, uint32_t cpu, uint64_t count,
     }
     if (cpu >= s->n_cpu) {
         size_t n = cpu + 1u < 64 ? 64 : (size_t)cpu + 1;
-        uint64_t *c = realloc(s->cpu_count, n * sizeof *c);
+        uint64_t *c = realloc(s->cpu_count, n * PF_COUNT_SLOTS * sizeof *c);
         if (!c)
             return pf_nomem(r);
         s->cpu_count = c;
-        uint8_t *seen = realloc(s->cpu_seen, n);
+        uint8_t *seen = realloc(s->cpu_seen, n * PF_COUNT_SLOTS);
         if (!seen)
             return pf_nomem(r);
-        memset(seen + s->n_cpu, 0, n - s->n_cpu);
+        memset(seen + s->n_cpu * PF_COUNT_SLOTS, 0, (n - s->n_cpu) * PF_COUNT_SLOTS);
         s->cpu_seen = seen;
         s->n_cpu = n;
     }
-    uint64_t prev = s->cpu_seen[cpu] ? s->cpu_count[cpu] : 0;
+    size_t at = (size_t)cpu * PF_COUNT_SLOTS + slot;
+    uint64_t prev = s->cpu_seen[at] ? s->cpu_count[at] : 0;
     /* A counter that went back was re-enabled: count from zero again. */
     *delta = count >= prev ? count - prev : count;
-    s->cpu_count[cpu] = count;
-    s->cpu_seen[cpu] = 1;
+    s->cpu_count[at] = count;
+    s->cpu_seen[at] = 1;
     return 0;
+}
+
+typedef struct followers {
+    uint64_t v[PF_MAX_FOLLOWERS];
+    size_t n;
+} followers;
+
+static int add_follower(pf_reader *r, void *ctx, uint64_t v)
+{
+    (void)r;
+    followers *fc = ctx;
+    if (fc->n < PF_MAX_FOLLOWERS)
+        fc->v[fc->n] = v;
+    fc->n++;
+    return PC_OK;
+}
+
+static int64_t clamp_i64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* The follower values of a sample, as counter values of their events. */
+static int add_followers(pf_reader *r, pf_seq *s, const followers *fc, uint32_t thread,
+                         uint64_t t, uint32_t cpu, uint16_t cpu16)
+{
+    size_t n = fc->n < s->n_followers ? fc->n : s->n_followers;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t d;
+        if (counter_delta(r, s, cpu, 1 + (unsigned)k, fc->v[k], &d) != 0)
+            return r->err->status;
+        if (s->follower_event[k] == PF_NO_EVENT) {
+            uint32_t e = pc_event(r->p, s->follower_name[k], s->follower_unit[k], 0);
+            if (e == PC_NONE)
+                return pf_nomem(r);
+            s->follower_event[k] = (uint16_t)e;
+        }
+        pc_add_counter(r->p, thread, t, s->follower_event[k], cpu16, clamp_i64(d));
+    }
+    return r->p->oom ? pf_nomem(r) : PC_OK;
 }
 
 int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
 {
-    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, V, ANY, ANY, ANY, ANY, ANY,
+    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, ANY, ANY, ANY, ANY, ANY, ANY,
                                  ANY, ANY, ANY, V, V, V, L};
     pb_field f;
     int got;
     uint64_t cpu = 0, pid = 0, tid = 0, cs = 0, count = 0, err = 0;
     int has_cs = 0, has_count = 0, has_err = 0, has_cpu = 0;
     int lost = 0, skipped = 0, event = 0;
+    followers fc = {{0}, 0};
     while ((got = NEXT(r, pr, &f, ex, "PerfSample")) > 0) {
-        if (f.number == 7)
+        if (f.number == 7) {
+            if (pf_each_varint(r, pr, &f, add_follower, &fc, "PerfSample.follower_counts") !=
+                PC_OK)
+                return r->err->status;
             continue;
+        }
         if (f.number == 19) {
             event = 1;
             continue;
@@ -214,17 +328,20 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     }
     if (got < 0)
         return r->err->status;
-    /* Records of lost data, producer events (such as a guardrail stop)
-     * and skipped samples are reported, not counted as samples. */
+    /* Records of lost data and producer events (such as a guardrail
+     * stop) are reported, not counted as samples. */
     if (lost)
         return PC_OK;
     if (event) {
         r->st.producer_stops++;
         return PC_OK;
     }
+    /* A skipped sample has no callstack, but its counts are what the
+     * CPU counted: counter values, as in counting without callstacks. */
     if (skipped) {
         r->st.skipped_samples++;
-        return PC_OK;
+        if (!has_count && !fc.n)
+            return PC_OK;
     }
     uint64_t t;
     if (pf_sample_time(r, s, pk, &t) < 0)
@@ -233,6 +350,8 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     uint16_t ev = PF_NO_EVENT;
     int64_t weight = 1;
     const char *base = s->event_name == PC_NONE ? "cpu-clock" : pc_str(&p->str, s->event_name);
+    uint32_t ucpu = (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu);
+    uint16_t cpu16 = has_cpu && cpu < PC_NO_CPU ? (uint16_t)cpu : PC_NO_CPU;
     if (has_count || s->nominal) {
         /* Without a timebase, traced_perf samples its default, the cpu-clock. */
         int unit = s->event_name == PC_NONE ? PC_UNIT_NS : s->event_unit;
@@ -242,11 +361,11 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     }
     if (has_count) {
         uint64_t d = 0;
-        if (counter_delta(r, s, (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu), count, &d) != 0)
+        if (counter_delta(r, s, ucpu, 0, count, &d) != 0)
             return r->err->status;
-        weight = d > INT64_MAX ? INT64_MAX : (int64_t)d;
+        weight = clamp_i64(d);
     } else if (s->nominal) {
-        weight = s->nominal > INT64_MAX ? INT64_MAX : (int64_t)s->nominal;
+        weight = clamp_i64(s->nominal);
     } else {
         /* Without counts or a known period each sample stands for one;
          * such samples get an event of their own so that no one reads
@@ -262,8 +381,10 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     uint32_t thread = pf_thread_of(r, (int64_t)pid, (int64_t)tid);
     if (thread == PC_NONE)
         return pf_nomem(r);
+    if (add_followers(r, s, &fc, thread, t, ucpu, cpu16) != PC_OK)
+        return r->err->status;
     uint32_t stack = PC_NONE;
-    int res = has_cs ? pf_stack_of(r, s, cs, PC_NONE, &stack) : 0;
+    int res = has_cs && !skipped ? pf_stack_of(r, s, cs, PC_NONE, &stack) : 0;
     if (res < 0) {
         if (p->oom)
             return pf_nomem(r);
@@ -274,7 +395,7 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     }
     /* traced_perf puts an "ERROR <reason>" frame at the root of a stack
      * whose unwinding failed; add one when the producer did not. */
-    if (has_err && err != 1) {
+    if (has_err && err != 1 && !skipped) {
         r->st.unwind_errors++;
         uint32_t rn = pf_root_name(r, s, stack);
         if (rn == PC_NONE || strncmp(pc_str(&p->str, rn), "ERROR ", 6) != 0) {
@@ -287,7 +408,15 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
                 stack = pc_stack(p, PC_NONE, ef);
         }
     }
-    pc_add_sample(p, thread, t, stack, weight, ev,
-                  has_cpu && cpu < PC_NO_CPU ? (uint16_t)cpu : PC_NO_CPU);
+    /* A count without a callstack (counting without unwinding, or a
+     * skipped sample) is a counter value; an undefined callstack stays
+     * a sample, whose weight is still the CPU's. */
+    if (has_count && stack == PC_NONE && res == 0) {
+        pc_add_counter(p, thread, t, ev, cpu16, weight);
+        return p->oom ? pf_nomem(r) : PC_OK;
+    }
+    if (skipped)
+        return PC_OK;
+    pc_add_sample(p, thread, t, stack, weight, ev, cpu16);
     return p->oom ? pf_nomem(r) : PC_OK;
 }

@@ -67,6 +67,10 @@ enum {
     TP_HEAP_GRAPH = 56,
 };
 
+/* Follower events of a perf session converted; more are counted. */
+#define PF_MAX_FOLLOWERS 15
+#define PF_COUNT_SLOTS (1 + PF_MAX_FOLLOWERS)
+
 /* One trusted_packet_sequence_id: a writer's incremental state. */
 typedef struct pf_seq {
     uint32_t id;
@@ -93,7 +97,14 @@ typedef struct pf_seq {
     uint64_t dump_offset;    /* where the current dump began */
     pf_interned it;          /* InternedData */
     pf_interned local;       /* ProfilePacket's own tables (Android Q) */
-    /* Last timebase count per CPU, for per-sample deltas. */
+    /* The perf session's follower events (PerfSampleDefaults.followers):
+     * names (string ids) and units, and their events once made. */
+    uint32_t follower_name[PF_MAX_FOLLOWERS];
+    uint8_t follower_unit[PF_MAX_FOLLOWERS];
+    uint16_t follower_event[PF_MAX_FOLLOWERS];
+    uint8_t n_followers;
+    /* Last count per CPU of the timebase (slot 0) and each follower
+     * (slot 1 + k), at cpu * PF_COUNT_SLOTS + slot, for deltas. */
     uint64_t *cpu_count;
     uint8_t *cpu_seen;
     size_t n_cpu;
@@ -132,6 +143,7 @@ typedef struct pf_seq {
 /* What the input held that does not become samples, for the summary. */
 typedef struct pf_stats {
     uint64_t records_lost, lost_packets, skipped_samples, producer_stops;
+    uint64_t extra_followers;   /* follower events past PF_MAX_FOLLOWERS */
     uint64_t unresolved_callstacks, no_timestamp, clock_failures;
     uint64_t partial_stacks;  /* samples whose stack lacks a frame's definition */
     uint64_t unwind_errors, needs_state, chrome_no_thread, chrome_bad;

@@ -68,6 +68,7 @@ void pf_seq_clear(pf_seq *s)
     s->nominal = 0;
     s->event = s->uncounted_event = PF_NO_EVENT;
     s->event_name = PC_NONE;
+    s->n_followers = 0;
     memset(&s->ssd, 0, sizeof s->ssd);
     s->has_running = 0;
     s->in_dump = 0;
