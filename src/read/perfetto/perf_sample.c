@@ -417,6 +417,11 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     }
     if (skipped)
         return PC_OK;
+    /* Neither a callstack nor a count: nothing to show of it. */
+    if (!has_cs && !has_count && stack == PC_NONE) {
+        r->st.bare_samples++;
+        return PC_OK;
+    }
     pc_add_sample(p, thread, t, stack, weight, ev, cpu16);
     return p->oom ? pf_nomem(r) : PC_OK;
 }

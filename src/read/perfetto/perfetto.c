@@ -153,6 +153,7 @@ static void describe_rest(pf_reader *r)
         {st->heap_graphs, "Java heap graph packets (android.java_hprof)"},
         {st->track_events - st->te_callstacks, "TrackEvent packets without a callstack (slices)"},
         {st->skipped_samples, "perf samples without a callstack (skipped by traced_perf)"},
+        {st->bare_samples, "perf samples with neither a callstack nor a count"},
         {st->unresolved_callstacks, "samples whose callstack the trace does not define"},
         {st->heap_empty, "heap samples with an empty callstack"},
         {st->streaming_allocs + st->streaming_frees,
@@ -200,6 +201,12 @@ static void report(pf_reader *r)
     if (st->skipped_samples)
         pc_log(o, PC_LOG_INFO, "%" PRIu64 " perf samples were skipped by the profiler "
                "(no callstack recorded)", st->skipped_samples);
+    if (st->bare_samples)
+        pc_log(o, PC_LOG_NOTICE, "%" PRIu64 " perf samples carry neither a callstack nor a "
+               "count and are left out", st->bare_samples);
+    if (st->extra_followers)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " follower events past the first %d of a perf "
+               "session are not converted", st->extra_followers, PF_MAX_FOLLOWERS);
     if (st->producer_stops)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " perf producer event(s) (such as a guardrail "
                "stop) ended sampling early", st->producer_stops);

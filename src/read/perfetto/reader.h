@@ -144,6 +144,7 @@ typedef struct pf_seq {
 typedef struct pf_stats {
     uint64_t records_lost, lost_packets, skipped_samples, producer_stops;
     uint64_t extra_followers;   /* follower events past PF_MAX_FOLLOWERS */
+    uint64_t bare_samples;      /* perf samples with neither callstack nor count */
     uint64_t unresolved_callstacks, no_timestamp, clock_failures;
     uint64_t partial_stacks;  /* samples whose stack lacks a frame's definition */
     uint64_t unwind_errors, needs_state, chrome_no_thread, chrome_bad;

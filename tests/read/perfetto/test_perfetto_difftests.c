@@ -89,10 +89,37 @@ static void ck_annotations(const dt *c)
     }
 }
 
-/* Samples skipped by the profiler are reported, not kept. */
+/* The expected counter table, row for row: each row is one counter
+ * value here, at its time (ts_col), of its value, on its CPU (cpu_col) and
+ * of its counter's name (name_col), where the query gives them; and no
+ * other value.  The diff tests' traces read each counter once, so a
+ * value is the counter's reading. */
+static void ck_counter_rows(const dt *c, const char *ts_col, const char *value_col,
+                            const char *cpu_col, const char *name_col)
+{
+    const pc_profile *p = c->p;
+    T_EQ_INT(p->counter.n, c->want.rows);
+    for (size_t r = 0; r < c->want.rows; r++) {
+        const char *v = csv_get(&c->want, r, value_col);
+        long long want = v ? (long long)strtod(v, NULL) : -1;
+        size_t found = 0;
+        for (size_t i = 0; i < p->counter.n; i++)
+            found += p->counter.value[i] == want &&
+                     (!ts_col || p->counter.time[i] == (uint64_t)csv_int(&c->want, r, ts_col)) &&
+                     (!cpu_col || p->counter.cpu[i] == csv_int(&c->want, r, cpu_col)) &&
+                     (!name_col || strcmp(str_of(p, p->event.name[p->counter.event[i]]),
+                                          csv_get(&c->want, r, name_col)) == 0);
+        if (found != 1)
+            t_fail(__FILE__, __LINE__, "row %zu: %zu counter values of %lld", r, found, want);
+    }
+}
+
+/* Skipped samples are reported, not kept; their count is a counter
+ * value. */
 static void ck_counter_only_excluded(const dt *c)
 {
     T_EQ_INT(c->p->sample.n, csv_int(&c->want, 0, "profiling_samples"));
+    T_EQ_INT(c->p->counter.n, csv_int(&c->want, 0, "perf_samples"));
     char want[64];
     snprintf(want, sizeof want, "%lld perf samples were skipped",
              csv_int(&c->want, 0, "perf_samples"));
@@ -115,64 +142,47 @@ static void ck_timebase_filter(const dt *c)
                                    csv_int(&c->want, 0, "count_sessions"));
 }
 
-/* A skipped counter-only sample: not a sample here, but reported. */
+/* A skipped counter-only sample: not a sample here, but reported, and
+ * its count a counter value at its time. */
 static void ck_counter_only(const dt *c)
 {
     T_EQ_INT(c->p->sample.n, csv_int(&c->want, 0, "stack_sample_count"));
     T_CONTAINS(c->log, "1 perf samples were skipped");
+    ck_counter_rows(c, "ts", "value", NULL, NULL);
 }
 
-/* The sample's time and timebase weight (the first row is the timebase;
- * follower counters are not converted). */
-static void ck_timebase_value(const dt *c, const char *ts_col, const char *value_col)
-{
-    const pc_profile *p = c->p;
-    size_t at = 0, n = 0;
-    for (size_t i = 0; i < p->sample.n; i++)
-        if (!ts_col || p->sample.time[i] == (uint64_t)csv_int(&c->want, 0, ts_col)) {
-            at = i;
-            n++;
-        }
-    T_EQ_INT(n, 1);
-    if (n == 1) {
-        const char *v = csv_get(&c->want, 0, value_col);
-        T_EQ_INT(p->sample.weight[at], v ? (long long)strtod(v, NULL) : -1);
-    }
-}
-
-/* The counted sample weighs its count; the next, without one, weighs
- * the nominal period (1 ms at 1000 Hz) instead of appearing in the
- * counter table. */
+/* The counted sample's count is a counter value; the next, with neither
+ * a count nor a callstack, is left out, said so. */
 static void ck_timebase_count(const dt *c)
 {
-    ck_timebase_value(c, "ts", "value");
-    T_EQ_INT(c->p->sample.n, 2);
-    if (c->p->sample.n == 2)
-        T_EQ_INT(c->p->sample.weight[1], 1000000);
+    T_EQ_INT(c->p->sample.n, 0);
+    ck_counter_rows(c, "ts", "value", NULL, NULL);
+    T_CONTAINS(c->log, "1 perf samples carry neither a callstack nor a count");
 }
 
+/* The timebase and both followers of the sample's counter set. */
 static void ck_counter_set(const dt *c)
 {
-    T_EQ_INT(c->p->sample.n, 1);
-    ck_timebase_value(c, NULL, "value");
+    T_EQ_INT(c->p->sample.n, 0);
+    ck_counter_rows(c, NULL, "value", NULL, NULL);
 }
 
+/* The timebase and followers at the sample's time, on its CPU; the
+ * timebase's is the session's timebase event. */
 static void ck_followers(const dt *c)
 {
     T_EQ_INT(csv_int(&c->want, 0, "is_timebase"), 1);
-    T_EQ_INT(c->p->sample.n, 1);
-    if (c->p->sample.n)
-        T_EQ_INT(c->p->sample.cpu[0], csv_int(&c->want, 0, "cpu"));
-    ck_timebase_value(c, "ts", "value");
+    T_EQ_INT(c->p->sample.n, 0);
+    ck_counter_rows(c, "ts", "value", "cpu", NULL);
+    for (size_t i = 0; i < c->p->counter.n; i++)
+        if (c->p->counter.value[i] == (int64_t)strtod(csv_get(&c->want, 0, "value"), NULL))
+            T_EQ_STR(str_of(c->p, c->p->event.name[c->p->counter.event[i]]), "cpu-clock");
 }
 
+/* Each counter by its name. */
 static void ck_counters_view(const dt *c)
 {
-    ck_timebase_value(c, "ts", "counter_value");
-    T_EQ_INT(c->p->sample.n, 1);
-    if (c->p->sample.n == 1)
-        T_EQ_STR(str_of(c->p, c->p->event.name[c->p->sample.event[0]]),
-                 csv_get(&c->want, 0, "counter_name"));
+    ck_counter_rows(c, "ts", "counter_value", NULL, "counter_name");
 }
 
 /* unknown-name frames: named ones keep their name, the others are
@@ -511,10 +521,8 @@ const dt_case dt_sample_cases[] = {
     {"parser/profiling/Profiling.frame_types", ck_frame_types,
      "the kinds other than interpreted (gc, a custom kind_str) are not carried"},
     {"parser/profiling/Profiling.perf_sample_counter_only", ck_counter_only, NULL},
-    {"parser/profiling/Profiling.perf_sample_counter_set", ck_counter_set,
-     "follower counters are not converted"},
-    {"parser/profiling/Profiling.perf_sample_followers", ck_followers,
-     "follower counters are not converted"},
+    {"parser/profiling/Profiling.perf_sample_counter_set", ck_counter_set, NULL},
+    {"parser/profiling/Profiling.perf_sample_followers", ck_followers, NULL},
     {"parser/profiling/Profiling.perf_sample_timebase_count", ck_timebase_count, NULL},
     {"parser/profiling/Profiling.stack_sample", ck_ss_samples,
      "the CPU mode (user, kernel) is not carried"},
@@ -548,8 +556,7 @@ const dt_case dt_sample_cases[] = {
     {"parser/track_event/TrackEvent.track_event_callstack_weights", ck_track_event_weights,
      "callstack weights are not carried: each callstack counts one"},
     {"parser/track_event/TrackEvent.track_event_callstacks", ck_track_event_callstacks, NULL},
-    {"stdlib/linux/LinuxTests.perf_sample_with_counters_view", ck_counters_view,
-     "follower counters are not converted"},
+    {"stdlib/linux/LinuxTests.perf_sample_with_counters_view", ck_counters_view, NULL},
     {"stdlib/stacks/Stacks.stack_profile_unknown_frame_name", ck_unknown_frame_name,
      "an unnamed frame is \"libc.so+0x7b\" here, \"unknown\" in trace_processor"},
     {"stdlib/stacks/Stacks.symbolization_candidates_perf_profile", ck_candidates_perf, NULL},
