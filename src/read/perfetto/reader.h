@@ -122,6 +122,7 @@ typedef struct pf_seq {
     struct {
         uint32_t source1;        /* string id + 1 */
         uint32_t n_followers;
+        pf_ss_rec followers[PF_MAX_FOLLOWERS];
         uint16_t event1;         /* the primary's event + 1, once made */
         uint16_t uncounted1;     /* its "samples of" event + 1 */
         uint8_t has_primary;

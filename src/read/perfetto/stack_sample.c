@@ -5,8 +5,8 @@
  * inline: function names with source locations) and the counter it is
  * measured against; each may be given inline or by an iid of the
  * sequence's interned data, and the counter may come from the
- * sequence's StackSampleDefaults.  Follower counters are counted, not
- * converted: the model has no counters. */
+ * sequence's StackSampleDefaults.  Follower weights, measured against
+ * counters given the same ways, are counter values. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,8 +140,12 @@ int pf_on_stack_sample_defaults(pf_reader *r, pb_reader *pr, pf_seq *s)
             if (on_counter(r, &sub, &s->ssd.primary, &iid) != PC_OK)
                 return r->err->status;
             s->ssd.has_primary = 1;
-        } else if (f.number == 3) {
-            s->ssd.n_followers++;
+        } else if (f.number == 3 && s->ssd.n_followers < PF_MAX_FOLLOWERS) {
+            uint64_t iid = 0;
+            pf_ss_rec *d = &s->ssd.followers[s->ssd.n_followers++];
+            pb_reader_sub(pr, &f, &sub);
+            if (on_counter(r, &sub, d, &iid) != PC_OK)
+                return r->err->status;
         }
     }
     return got < 0 ? r->err->status : PC_OK;
@@ -369,11 +373,34 @@ static const pf_ss_rec *find_rec(pf_seq *s, int kind, uint64_t iid)
     return i == PC_NONE ? NULL : &s->it.ss[i];
 }
 
-static int count_follower(pf_reader *r, void *ctx, uint64_t v)
+/* A sample's follower weights, and the counters it names for them
+ * (inline, or by iid), in order. */
+typedef struct ss_followers {
+    uint64_t weight[PF_MAX_FOLLOWERS];
+    size_t n_weights;
+    pf_ss_rec inline_d[PF_MAX_FOLLOWERS];
+    size_t n_inline;
+    uint64_t iid[PF_MAX_FOLLOWERS];
+    size_t n_iids;
+} ss_followers;
+
+static int add_weight(pf_reader *r, void *ctx, uint64_t v)
 {
-    (void)ctx;
-    (void)v;
-    r->st.ss_followers++;
+    ss_followers *fw = ctx;
+    (void)r;
+    if (fw->n_weights < PF_MAX_FOLLOWERS)
+        fw->weight[fw->n_weights] = v;
+    fw->n_weights++;
+    return PC_OK;
+}
+
+static int add_iid(pf_reader *r, void *ctx, uint64_t v)
+{
+    ss_followers *fw = ctx;
+    (void)r;
+    if (fw->n_iids < PF_MAX_FOLLOWERS)
+        fw->iid[fw->n_iids] = v;
+    fw->n_iids++;
     return PC_OK;
 }
 
@@ -411,6 +438,48 @@ static uint32_t thread_of_task(pf_reader *r, const pf_ss_rec *t)
     return th;
 }
 
+/* Follower weight k is measured against the sample's k-th counter: given
+ * inline, else by iid, else by the defaults; one with none is counted. */
+static int add_followers(pf_reader *r, pf_seq *s, const pf_packet *pk, const ss_followers *fw,
+                         uint32_t thread, uint64_t t, uint16_t cpu)
+{
+    size_t n = fw->n_weights < PF_MAX_FOLLOWERS ? fw->n_weights : PF_MAX_FOLLOWERS;
+    r->st.ss_followers += fw->n_weights - n;
+    for (size_t k = 0; k < n; k++) {
+        const pf_ss_rec *d = NULL;
+        uint16_t *cache = NULL;
+        if (fw->n_inline) {
+            d = k < fw->n_inline ? &fw->inline_d[k] : NULL;
+        } else if (fw->n_iids) {
+            uint32_t i = k < fw->n_iids && fw->iid[k]
+                         ? pf_interned_find(&s->it, PF_SS_COUNTER, fw->iid[k]) : PC_NONE;
+            if (i != PC_NONE) {
+                d = &s->it.ss[i];
+                cache = &s->it.ss[i].event1;
+            } else if (k < fw->n_iids && fw->iid[k]) {
+                undefined(r, pk, "follower_descriptor_iids", fw->iid[k]);
+            }
+        } else if (k < s->ssd.n_followers) {
+            d = &s->ssd.followers[k];
+            cache = &s->ssd.followers[k].event1;
+        }
+        if (!d) {
+            r->st.ss_followers++;
+            continue;
+        }
+        uint16_t ev = cached_event(r, s, d, 1, cache);
+        if (ev == PF_NO_EVENT)
+            return r->p->oom ? pf_nomem(r) : pf_fail(r, pk->offset, "StackSample: more than "
+                                                     "%d event types (counters and sources)",
+                                                     PC_MAX_EVENTS);
+        uint64_t mult = (d->has & HAS_B) && d->b ? d->b : 1;
+        int64_t v = fw->weight[k] > (uint64_t)INT64_MAX / mult ? INT64_MAX
+                                                              : (int64_t)(fw->weight[k] * mult);
+        pc_add_counter(r->p, thread, t, ev, cpu, v);
+    }
+    return r->p->oom ? pf_nomem(r) : PC_OK;
+}
+
 int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
 {
     static const uint8_t ex[] = {ANY, L, V, L, V, L, V, L, V, L, V, V, L, ANY, ANY};
@@ -422,6 +491,8 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
     uint16_t *prim_cache = NULL, *prim_uncache = NULL;
     uint64_t cs_iid = 0, weight = 0;
     int has_cs = 0, has_inline = 0, weighed = 0;
+    ss_followers fw;
+    fw.n_weights = fw.n_inline = fw.n_iids = 0;
     r->st.stack_samples++;
     memset(&cs_inline, 0, sizeof cs_inline);
     while ((got = NEXT(r, pr, &f, ex, "StackSample")) > 0) {
@@ -477,9 +548,23 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
             break;
         }
         case 11: weight = f.value; weighed = 1; break;
+        case 12:
+            if (fw.n_inline < PF_MAX_FOLLOWERS) {
+                pf_ss_rec *d = &fw.inline_d[fw.n_inline++];
+                memset(d, 0, sizeof *d);
+                pb_reader_sub(pr, &f, &sub);
+                if (on_counter(r, &sub, d, &iid) != PC_OK)
+                    return r->err->status;
+            }
+            break;
+        case 13:
+            if (pf_each_varint(r, pr, &f, add_iid, &fw, "StackSample.follower_descriptor_iids") !=
+                PC_OK)
+                return r->err->status;
+            break;
         case 14:
-            if (pf_each_varint(r, pr, &f, count_follower, NULL,
-                               "StackSample.follower_weights") != PC_OK)
+            if (pf_each_varint(r, pr, &f, add_weight, &fw, "StackSample.follower_weights") !=
+                PC_OK)
                 return r->err->status;
             break;
         }
@@ -531,6 +616,8 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
     uint16_t cpu = exec_p && (exec_p->has & HAS_A) && exec_p->a < PC_NO_CPU
                    ? (uint16_t)exec_p->a : PC_NO_CPU;
     pc_add_sample(p, thread, t, stack, w, ev, cpu);
+    if (fw.n_weights && add_followers(r, s, pk, &fw, thread, t, cpu) != PC_OK)
+        return r->err->status;
     return p->oom ? pf_nomem(r) : PC_OK;
 }
 
@@ -565,8 +652,9 @@ void pf_stack_sample_report(const pf_reader *r)
                st->ss_undefined, r->ss.undef_packet, r->ss.undef_offset, r->ss.undef_what,
                r->ss.undef_iid);
     if (st->ss_followers)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " follower counter values of StackSample packets "
-               "are not converted", st->ss_followers);
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " follower weights of StackSample packets name no "
+               "counter (or one past the first %d) and are left out", st->ss_followers,
+               PF_MAX_FOLLOWERS);
     if (st->ss_async)
         pc_log(o, PC_LOG_INFO, "%" PRIu64 " StackSample samples belong to async contexts "
                "(goroutines, fibers), which are not shown: they are on their thread, or "

@@ -64,7 +64,8 @@ static const uint32_t py_lines[] = {10, 42, 7};
 /* A trace of python.wall samples, wall-time in ns:
  *   1000  task 100/101 interned, CPU 3 interned, callstack 1, 1 ms
  *   2000  task 100/102 inline, CPU 1 inline, inline callstack, 2 ms,
- *         two follower values
+ *         two follower values, the first's counter inline (instructions,
+ *         multiplier 2), the second's not given
  *   3000  task pid 100 only, callstack 1, 3 ms
  *   4000  task tid 200 only (process tree: pid 300), callstack 1, 4 ms
  *   5000  no task, the inline callstack, 5 ms
@@ -97,6 +98,7 @@ static void trace(pb_buf *b)
     pb_uint(b, 11, 2000000);
     static const uint8_t followers[] = {0x72, 0x02, 0x05, 0x06};  /* 14: packed {5, 6} */
     pb_raw(b, followers, sizeof followers);
+    pfe_ss_counter(b, 12, 0, "instructions", 3 /* UNIT_INSTRUCTIONS */, 2);
     sample_close(b, m);
 
     m = sample_open(b, 3000);
@@ -225,8 +227,16 @@ TEST(perfetto_stack_sample_samples)
             T_EQ_INT(p->sample.stack[i], p->sample.stack[j]);
     }
 
-    t_case("stack_sample: follower counters reported");
-    T_CONTAINS(log, "2 follower counter values of StackSample packets are not converted");
+    t_case("stack_sample: follower weights are counter values");
+    T_EQ_INT(p->counter.n, 1);
+    if (p->counter.n == 1) {
+        T_EQ_INT(p->counter.time[0], 2000);
+        T_EQ_INT(p->counter.value[0], 10);
+        T_EQ_INT(p->counter.cpu[0], 1);
+        T_EQ_STR(str_of(p, p->event.name[p->counter.event[0]]), "instructions (python.wall)");
+        T_EQ_INT(p->thread.tid[p->counter.thread[0]], 102);
+    }
+    T_CONTAINS(log, "1 follower weights of StackSample packets name no counter");
     pc_profile_free(p);
 
     t_case("stack_sample: an interned counter in bytes");
