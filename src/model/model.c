@@ -353,3 +353,12 @@ void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
     p->marker.a[i] = a;
     p->marker.b[i] = b;
 }
+
+const char *pc_heap_measure_name(const pc_profile *p)
+{
+    switch (p->meta.heap_measure) {
+    case PC_HEAP_ALLOCATED: return "allocated";
+    case PC_HEAP_FREED: return "freed";
+    }
+    return "unreleased";
+}

@@ -485,6 +485,10 @@ static inline uint32_t pc_diff_thread(const pc_profile *p)
     return PC_NONE;
 }
 
+/* "unreleased", "allocated" or "freed": what the heap rows show
+ * (meta.heap_measure). */
+const char *pc_heap_measure_name(const pc_profile *p);
+
 /* Whether heap row i belongs to the dump shown of its process and heap:
  * what formats with one value per callsite write. */
 static inline int pc_heap_shown(const pc_profile *p, size_t i)

@@ -91,15 +91,34 @@ static void subtract(pc_profile *p, uint32_t *rows, size_t nb, size_t n)
     }
 }
 
-static const char *measure_name(int m)
+/* A dump where everything was freed shows nothing unreleased; unless the
+ * caller asked for unreleased bytes, what was allocated shows instead,
+ * as the input holds nothing else to look at. */
+static void fall_back(pc_profile *p, const pc_options *o)
 {
-    return m == PC_HEAP_ALLOCATED ? "allocated" : m == PC_HEAP_FREED ? "freed" : "unreleased";
+    if (o->heap_measure != PC_HEAP_DEFAULT)
+        return;
+    uint64_t alloc = 0;
+    int unreleased = 0;
+    for (size_t i = 0; i < p->heap.n; i++) {
+        if (!pc_heap_shown(p, i))
+            continue;
+        unreleased |= p->heap.alloc[i] != p->heap.freed[i];
+        alloc = alloc > UINT64_MAX - p->heap.alloc[i] ? UINT64_MAX : alloc + p->heap.alloc[i];
+    }
+    if (unreleased || !alloc)
+        return;
+    p->meta.heap_measure = PC_HEAP_ALLOCATED;
+    pc_log(o, PC_LOG_NOTICE, "the heap dumps shown hold no unreleased bytes (all %" PRIu64
+           " bytes allocated were freed by then): showing the allocated bytes "
+           "(options.heap_measure chooses)", alloc);
 }
 
 int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
 {
     size_t n = p->heap.n;
-    p->meta.heap_measure = o->heap_measure;
+    p->meta.heap_measure = o->heap_measure == PC_HEAP_DEFAULT ? PC_HEAP_UNRELEASED
+                                                              : o->heap_measure;
     if (!n)
         return PC_OK;
     uint32_t *order = malloc(n * sizeof *order);
@@ -180,7 +199,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
                    pc_str(&p->str, h));
         pc_log(o, PC_LOG_INFO, "heap %s of process %" PRId64 ": %s bytes at dump %zu of %zu "
                "(%.3f s into the profile)%s", pc_str(&p->str, h), p->thread.pid[t],
-               measure_name(o->heap_measure), want && want <= dumps ? want : dumps, dumps,
+               pc_heap_measure_name(p), want && want <= dumps ? want : dumps, dumps,
                (double)(pick_time - start) / 1e9,
                base_dump != PC_NONE && base_dump != pick ? ", less the base dump" : "");
         i = j;
@@ -190,6 +209,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     pc_keep_heap(p, keep);
     free(p->heap.shown_dump);
     p->heap.shown_dump = shown;
+    fall_back(p, o);
     free(order);
     free(kept);
     free(keep);

@@ -316,15 +316,6 @@ void pc_events_label(const pc_profile *p, char *buf, size_t size)
         append(buf, size, &used, "%s%s", e ? sep : "", pc_str(&p->str, p->event.name[e]));
 }
 
-const char *pc_heap_measure_name(const pc_profile *p)
-{
-    switch (p->meta.heap_measure) {
-    case PC_HEAP_ALLOCATED: return "allocated";
-    case PC_HEAP_FREED: return "freed";
-    }
-    return "unreleased";
-}
-
 int pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char *buf,
              size_t size)
 {

@@ -290,13 +290,11 @@ static void prof_name(jw *w, const ss_state *st, const ss_prof *pr)
     uint32_t t = pr->thread;
     jw_str_begin(w);
     if (pr->heap != PC_NONE) {
-        static const char *const measure[] = {"unreleased", "allocated", "freed"};
-        int m = p->meta.heap_measure;
         process_part(w, st, t);
         name_part(w, " - ");
         name_id(w, p, pr->heap);
         name_part(w, " (");
-        name_part(w, measure[m >= 0 && m < 3 ? m : 0]);
+        name_part(w, pc_heap_measure_name(p));
         name_part(w, " bytes)");
         jw_str_end(w);
         return;

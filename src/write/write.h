@@ -88,8 +88,6 @@ int pc_title(const pc_profile *p, const uint32_t *main_of, uint32_t focus, char 
 /* The event(s) the samples show, "a" or "a + b" (mixed on- and off-CPU),
  * or "" when there are none. */
 void pc_events_label(const pc_profile *p, char *buf, size_t size);
-/* "unreleased", "allocated" or "freed": what the heap rows show. */
-const char *pc_heap_measure_name(const pc_profile *p);
 
 /* The name of thread t's process: the name the input gave it, else its
  * main thread's (main is main_of[t] from pc_thread_order), or PC_NONE. */

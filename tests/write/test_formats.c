@@ -154,7 +154,7 @@ TEST(convert_options_range)
         {"remove_gaps", "options.remove_gaps -2", -2, 0, 0, 0, 0, -1},
         {"offcpu", "options.offcpu 9", -1, 9, 0, 0, 0, -1},
         {"heap_dump", "options.heap_dump -1", -1, 0, -1, 0, 0, -1},
-        {"heap_measure", "options.heap_measure 3", -1, 0, 0, 3, 0, -1},
+        {"heap_measure", "options.heap_measure 4", -1, 0, 0, 4, 0, -1},
         {"threads", "options.threads -1", -1, 0, 0, 0, -1, -1},
         {"time_end", "options.time_end -5", -1, 0, 0, 0, 0, -5},
     };

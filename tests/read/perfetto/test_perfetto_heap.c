@@ -301,3 +301,42 @@ TEST(perfetto_heap_packet_tables)
     pc_profile_free(p);
     pb_buf_free(&b);
 }
+
+/* A dump where everything was freed has nothing unreleased to show: by
+ * default the allocated bytes show instead, said so; asked for the
+ * unreleased bytes, the conversion says there are none. */
+TEST(perfetto_heap_all_freed)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    process_tree(&b);
+    size_t hd;
+    heap_marks m = heap_open(&b, 0, 0);
+    heap_dump_header(&b, 1000000, &hd);
+    heap_sample(&b, 1, 1000, 1000);
+    heap_sample(&b, 2, 300, 300);
+    pb_end(&b, hd);
+    pb_end(&b, m.pp);
+    pfe_heap_callstacks(&b);
+    pb_end(&b, m.pk);
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_INT(p->meta.heap_measure, PC_HEAP_ALLOCATED);
+        T_CONTAINS(log_capture_text(), "the heap dumps shown hold no unreleased bytes (all "
+                                       "1300 bytes allocated were freed by then): showing the "
+                                       "allocated bytes");
+        char *text = processed_of(p);
+        T_CONTAINS(text ? text : "", "\"name\":\"libc.malloc (allocated bytes)\"");
+        free(text);
+        pc_profile_free(p);
+    }
+    o.heap_measure = PC_HEAP_UNRELEASED;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, &o, &p, &err), PC_EINPUT);
+    T_CONTAINS(err.message, "nothing to show: the heap dumps shown hold no unreleased bytes "
+                            "(1300 bytes allocated, 1300 freed by then)");
+    pb_buf_free(&b);
+}
