@@ -202,6 +202,10 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
                       src->marker.end[i] + shift, s, src->marker.a[i],
                       src->marker.b[i]);
     }
+    if (src->meta.object_heap != PC_NONE) {
+        dst->meta.object_heap = S(src->meta.object_heap);
+        dst->meta.object_retained = src->meta.object_retained;
+    }
     if (src->meta.has_lost) {
         dst->meta.has_lost = 1;
         dst->meta.lost_count += src->meta.lost_count;

@@ -37,6 +37,7 @@ pc_profile *pc_profile_new(void)
         return NULL;
     p->meta.source = p->meta.app_package = p->meta.app_type = PC_NONE;
     p->meta.sdk_version = p->meta.build_type = p->meta.empty_hint = PC_NONE;
+    p->meta.object_heap = PC_NONE;
     p->meta.kept_events_all = 1;
     pc_stree_init(&p->stack);
     return p;
@@ -354,11 +355,23 @@ void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
     p->marker.b[i] = b;
 }
 
-const char *pc_heap_measure_name(const pc_profile *p)
+const char *pc_heap_what(const pc_profile *p, uint32_t heap)
 {
+    if (heap != PC_NONE && heap == p->meta.object_heap)
+        return p->meta.object_retained ? "retained" : "shallow";
     switch (p->meta.heap_measure) {
     case PC_HEAP_ALLOCATED: return "allocated";
     case PC_HEAP_FREED: return "freed";
     }
     return "unreleased";
+}
+
+/* Heap graphs alone say what their objects are; allocations, or both,
+ * what the measure is. */
+const char *pc_heap_measure_name(const pc_profile *p)
+{
+    for (size_t i = 0; i < p->heap.n; i++)
+        if (p->heap.heap[i] != p->meta.object_heap)
+            return pc_heap_what(p, PC_NONE);
+    return pc_heap_what(p, p->meta.object_heap);
 }

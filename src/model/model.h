@@ -261,6 +261,12 @@ struct pc_profile {
         int kept_events_all;  /* 1 when every event type is kept */
         int offcpu_mode;      /* enum pc_offcpu_mode applied, or 0 */
         int heap_measure;     /* enum pc_heap_measure the heap rows show */
+        /* The heap (name) whose rows are the objects of Java heap graphs,
+         * sizes charged to a path from a GC root rather than allocations
+         * (PC_NONE: none), and whether the path is the dominator tree's,
+         * so that a node's total is what it retains. */
+        uint32_t object_heap;
+        int object_retained;
         uint32_t kept_event;  /* index of the kept event otherwise */
     } meta;
 
@@ -488,6 +494,9 @@ static inline uint32_t pc_diff_thread(const pc_profile *p)
 /* "unreleased", "allocated" or "freed": what the heap rows show
  * (meta.heap_measure). */
 const char *pc_heap_measure_name(const pc_profile *p);
+/* The same for the rows of one heap: "shallow" or "retained" for the
+ * objects of heap graphs. */
+const char *pc_heap_what(const pc_profile *p, uint32_t heap);
 
 /* Whether heap row i belongs to the dump shown of its process and heap:
  * what formats with one value per callsite write. */

@@ -714,7 +714,9 @@ static void write_counters(jw *w, const pc_profile *p, const track *tracks, size
         jw_key(w, "category");
         jw_cstr(w, "Memory");
         jw_key(w, "description");
-        jw_cstr(w, "Bytes allocated and not freed yet, at each heap dump");
+        jw_cstr(w, tr->heap == p->meta.object_heap
+                       ? "Bytes of the heap graph's objects, at each heap graph"
+                       : "Bytes allocated and not freed yet, at each heap dump");
         jw_key(w, "pid");
         jw_cstr(w, pid);
         jw_key(w, "mainThreadIndex");
@@ -755,15 +757,34 @@ static void write_counters(jw *w, const pc_profile *p, const track *tracks, size
         jw_key(w, "length");
         jw_uint(w, n);
         jw_obj_end(w);
+        int objects = tr->heap == p->meta.object_heap;
         jw_key(w, "display");
-        jw_raw(w, "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"orange\","
-                  "\"markerSchemaLocation\":null,\"sortWeight\":20,\"label\":\"Memory\","
-                  "\"tooltipRows\":[{\"type\":\"value\",\"source\":\"accumulated\","
-                  "\"format\":{\"unit\":\"bytes\"},\"label\":\"unreleased bytes at this dump, "
-                  "from the recording's start\"},{\"type\":\"value\",\"source\":\"count-range\","
-                  "\"format\":{\"unit\":\"bytes\"},\"label\":\"range in the graph\"},"
-                  "{\"type\":\"value\",\"source\":\"sample-number\",\"format\":{\"unit\":"
-                  "\"number\"},\"label\":\"allocations and frees since the dump before\"}]}");
+        jw_obj(w);
+        jw_key(w, "graphType");
+        jw_cstr(w, "line-accumulated");
+        jw_key(w, "unit");
+        jw_cstr(w, "bytes");
+        jw_key(w, "color");
+        jw_cstr(w, "orange");
+        jw_key(w, "markerSchemaLocation");
+        jw_null(w);
+        jw_key(w, "sortWeight");
+        jw_int(w, 20);
+        jw_key(w, "label");
+        jw_cstr(w, "Memory");
+        jw_key(w, "tooltipRows");
+        jw_arr(w);
+        pc_jw_tooltip_row(w, "accumulated", "bytes",
+                          objects ? "bytes of the heap graph's objects at this dump"
+                                  : "unreleased bytes at this dump, from the recording's start",
+                          0);
+        pc_jw_tooltip_row(w, "count-range", "bytes", "range in the graph", 0);
+        pc_jw_tooltip_row(w, "sample-number", "number",
+                          objects ? "objects since the dump before"
+                                  : "allocations and frees since the dump before",
+                          0);
+        jw_arr_end(w);
+        jw_obj_end(w);
         jw_obj_end(w);
     }
 }
@@ -901,7 +922,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         jw_key(&w, "name");
         jw_str_begin(&w);
         if (tr->heap != PC_NONE) {
-            const char *what = pc_heap_measure_name(p);
+            const char *what = pc_heap_what(p, tr->heap);
             jw_str_part(&w, pc_str(&p->str, tr->heap), pc_str_len(&p->str, tr->heap));
             jw_str_part(&w, " (", 2);
             jw_str_part(&w, what, strlen(what));

@@ -120,6 +120,28 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
     jw_obj_end(w);
 }
 
+void pc_jw_tooltip_row(jw *w, const char *source, const char *unit, const char *label,
+                       int selection)
+{
+    jw_obj(w);
+    jw_key(w, "type");
+    jw_cstr(w, "value");
+    jw_key(w, "source");
+    jw_cstr(w, source);
+    jw_key(w, "format");
+    jw_obj(w);
+    jw_key(w, "unit");
+    jw_cstr(w, unit);
+    jw_obj_end(w);
+    jw_key(w, "label");
+    jw_cstr(w, label);
+    if (selection) {
+        jw_key(w, "requiresPreviewSelection");
+        jw_bool(w, 1);
+    }
+    jw_obj_end(w);
+}
+
 static void write_display(jw *w, const pc_profile *p, uint16_t event, const char *label)
 {
     const char *unit = p->event.unit[event] == PC_UNIT_NS ? "ns" : "";
@@ -152,25 +174,12 @@ static void write_display(jw *w, const pc_profile *p, uint16_t event, const char
     };
     const char *what = pc_str(&p->str, p->event.name[event]);
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
-        jw_obj(w);
-        jw_key(w, "type");
-        jw_cstr(w, "value");
-        jw_key(w, "source");
-        jw_cstr(w, rows[r].source);
-        jw_key(w, "format");
-        jw_raw(w, "{\"unit\":\"number\"}");
         snprintf(row, sizeof row, rows[r].what, what);
         if (unit[0] && strcmp(rows[r].source, "sample-number") != 0) {
             size_t u = strlen(row);
             snprintf(row + u, sizeof row - u, " (%s)", unit);
         }
-        jw_key(w, "label");
-        jw_cstr(w, row);
-        if (rows[r].selection) {
-            jw_key(w, "requiresPreviewSelection");
-            jw_bool(w, 1);
-        }
-        jw_obj_end(w);
+        pc_jw_tooltip_row(w, rows[r].source, "number", row, rows[r].selection);
     }
     jw_arr_end(w);
     jw_obj_end(w);

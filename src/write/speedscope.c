@@ -294,7 +294,7 @@ static void prof_name(jw *w, const ss_state *st, const ss_prof *pr)
         name_part(w, " - ");
         name_id(w, p, pr->heap);
         name_part(w, " (");
-        name_part(w, pc_heap_measure_name(p));
+        name_part(w, pc_heap_what(p, pr->heap));
         name_part(w, " bytes)");
         jw_str_end(w);
         return;

@@ -101,6 +101,12 @@ int pc_is_time_event(const pc_profile *p, size_t e);
 uint64_t pc_heap_value(const pc_profile *p, size_t i);
 uint64_t pc_heap_count(const pc_profile *p, size_t i);
 
+/* A row of a counter track's tooltip: the value of source (the
+ * profiler's CounterTooltipDataSource) in unit ("bytes", "number"),
+ * labelled; with selection, shown only over a preview selection. */
+void pc_jw_tooltip_row(jw *w, const char *source, const char *unit, const char *label,
+                       int selection);
+
 /* Writes the counter tracks of the profile's counter values, as elements
  * of the open "counters" array: the values of thread t go to the track
  * owner_track[t] (an index in "threads"), or nowhere when PC_NONE; times

@@ -1469,9 +1469,11 @@ static int emit_tree(pf_reader *r, emit *e, const hg_tree *t)
         count[row[s]] += t->node.count[i];
     }
     uint32_t thread = pf_thread_of(r, t->pid, t->pid);
-    uint32_t heap = pc_intern_cstr(p, r->o->heap_graph ? "java heap (retained)" : "java heap");
+    uint32_t heap = pc_intern_cstr(p, "java heap");
     if (thread == PC_NONE || heap == PC_NONE)
         goto done;
+    p->meta.object_heap = heap;
+    p->meta.object_retained = r->o->heap_graph != 0;
     uint32_t dump = (uint32_t)p->heap.n_dumps++;
     for (size_t i = 0; i < nr && !p->oom; i++)
         if (count[i])

@@ -133,6 +133,29 @@ TEST(heap_graph_diamond)
                "[root: JNI global];Root;A 20 1\n"
                "[root: JNI global];Root;B 30 1\n"
                "[root: JNI global];Root;D 40 1\n");
+    /* The tracks and titles say what the sizes are: the objects' own,
+     * or what they retain; not heapprofd's unreleased bytes. */
+    for (int retained = 0; retained < 2; retained++) {
+        t_case("heap_graph_diamond: named %s", retained ? "retained" : "shallow");
+        pc_options o;
+        pc_options_init(&o);
+        o.heap_graph = retained;
+        pc_profile *p = convert_buf(&b, &o);
+        if (!p)
+            continue;
+        T_EQ_STR(pc_heap_measure_name(p), retained ? "retained" : "shallow");
+        size_t len = 0;
+        char *fx = written_text(p, PC_FORMAT_FIREFOX, &len);
+        T_CONTAINS(fx ? fx : "", retained ? "\"name\":\"java heap (retained bytes)\""
+                                          : "\"name\":\"java heap (shallow bytes)\"");
+        T_CHECK(fx && !strstr(fx, "unreleased"));
+        free(fx);
+        char *ss = written_text(p, PC_FORMAT_SPEEDSCOPE, &len);
+        T_CONTAINS(ss ? ss : "", retained ? "java heap (retained bytes)"
+                                          : "java heap (shallow bytes)");
+        free(ss);
+        pc_profile_free(p);
+    }
     pb_buf_free(&b);
 }
 
