@@ -411,6 +411,13 @@ TEST(perfetto_stack_sample_in_profiler)
     if (r) {
         T_CHECK(j_get(r, "ok")->boolean);
         T_EQ_INT(j_len(j_get(r, "threads")), threads);
+        /* The samples that name no task are not what the profile is
+         * about: a process's thread is selected. */
+        const jv *sel = j_get(j_get(r, "meta"), "selectedThreads");
+        const jv *th = sel ? j_at(j_get(r, "threads"), (size_t)j_num(j_at(sel, 0))) : NULL;
+        T_CHECK(th != NULL);
+        if (th)
+            T_CHECK(strcmp(j_get(th, "name")->str, "[no task]") != 0);
     }
     j_free(root);
     free(text);
