@@ -33,6 +33,13 @@ void pc_sort_ctx(void *base, size_t n, size_t size,
     unsigned char *v = base;
     if (n < 2)
         return;
+    /* Input in strictly increasing order has one sorted order, itself:
+     * rows often come so, and heapsort would take n log n to say so. */
+    size_t k = 1;
+    while (k < n && cmp(v + (k - 1) * size, v + k * size, ctx) < 0)
+        k++;
+    if (k == n)
+        return;
     for (size_t i = n / 2; i-- > 0;)
         sift_down(v, i, n, size, cmp, ctx);
     for (size_t end = n - 1; end > 0; end--) {

@@ -638,6 +638,54 @@ static uint32_t slot_of_seq(pf_hgraph *g, uint32_t seq)
 
 static int finish(pf_reader *r, size_t which);
 
+/* The slots of the ids a packet's objects declare and refer to, asked
+ * for before the objects are read: they are all over a table of hundreds
+ * of megabytes, and a few thousand misses at once cost about what one
+ * does.  The table grows first if the packet could fill it.  Nothing is
+ * checked here; on_object reads the objects properly. */
+static int prefetch_objects(hg_build *b, const pb_reader *packet)
+{
+    pb_reader pr = *packet;
+    pb_field f;
+    size_t ids = 0;
+    while (pb_next(&pr, &f) > 0)
+        if (f.number == 2 && f.wiretype == L)
+            ids += 1 + f.len / 2;   /* a reference takes two bytes or more */
+    while ((b->obj.n + ids) * 4 > b->slot_cap * 3)
+        if (slots_grow(b) < 0)
+            return -1;
+    uint64_t last = b->last_id;
+    pr = *packet;
+    while (pb_next(&pr, &f) > 0) {
+        if (f.number != 2 || f.wiretype != L)
+            continue;
+        pb_reader o, refs;
+        pb_field g;
+        pb_reader_sub(&pr, &f, &o);
+        uint64_t id = 0, delta = 0, base = 0;
+        int has_refs = 0;
+        while (pb_next(&o, &g) > 0) {
+            if (g.number == 1 && g.wiretype == V)
+                id = g.value;
+            else if (g.number == 7 && g.wiretype == V)
+                delta = g.value;
+            else if (g.number == 6 && g.wiretype == V)
+                base = g.value;
+            else if (g.number == 5 && g.wiretype == L) {
+                pb_reader_sub(&o, &g, &refs);
+                has_refs = 1;
+            }
+        }
+        last = delta ? last + delta : id;
+        __builtin_prefetch(&b->slot[slot_of(b, last)]);
+        uint64_t v;
+        while (has_refs && pb_packed_varint(&refs, &v) > 0)
+            if (v)
+                __builtin_prefetch(&b->slot[slot_of(b, v + base)]);
+    }
+    return 0;
+}
+
 int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
 {
     static const uint8_t ex[] = {ANY, V, L, ANY, L, V, V, L, L, L, V};
@@ -692,6 +740,8 @@ int pf_on_heap_graph(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk
         r->st.heap_graph_bad++;
         return continued ? PC_OK : finish(r, k);
     }
+    if (prefetch_objects(b, pr) < 0)
+        return pf_nomem(r);
     while ((got = pb_next(pr, &f)) > 0) {
         pb_reader sub;
         if (f.wiretype != L)
