@@ -1056,25 +1056,6 @@ static void dom_free(dom *d)
     free(d->pred);
 }
 
-/* The children of preorder number i (0: the roots), for each. */
-#define EACH_CHILD(b, d, seeds, ns, i, w, body)                                   \
-    do {                                                                          \
-        if ((i) == 0) {                                                           \
-            for (size_t k_ = 0; k_ < (ns); k_++) {                                \
-                uint32_t w = (seeds)[k_];                                         \
-                body;                                                             \
-            }                                                                     \
-        } else {                                                                  \
-            uint32_t v_ = (d)->vertex[i];                                         \
-            for (uint32_t k_ = REF_FIRST(b, v_); k_ < REF_END(b, v_); k_++) {     \
-                uint32_t w = (b)->ref.target[k_];                                 \
-                if (w != PC_NONE) {                                               \
-                    body;                                                         \
-                }                                                                 \
-            }                                                                     \
-        }                                                                         \
-    } while (0)
-
 static uint32_t dom_eval(dom *d, uint32_t v)
 {
     if (d->ancestor[v] == PC_NONE)
@@ -1094,15 +1075,23 @@ static uint32_t dom_eval(dom *d, uint32_t v)
 static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t ns,
                       uint32_t *mark)
 {
-    size_t n = b->obj.n + 1;
+    size_t n = b->obj.n + 1, cap = ns + b->ref.n + 1;
     d->vertex = malloc(n * sizeof *d->vertex);
     d->parent = malloc(n * sizeof *d->parent);
     d->ancestor = malloc(n * sizeof *d->ancestor);   /* the search's stack first */
     d->label = malloc(n * sizeof *d->label);         /* and its cursors */
-    if (!d->vertex || !d->parent || !d->ancestor || !d->label)
+    /* Every edge the search meets, as preorder numbers at both ends: the
+     * predecessor lists are built from them without a second walk over
+     * the objects, whose references are all over memory. */
+    uint32_t *efrom = cap <= UINT32_MAX ? malloc(cap * sizeof *efrom) : NULL;
+    uint32_t *eto = efrom ? malloc(cap * sizeof *eto) : NULL;
+    if (!d->vertex || !d->parent || !d->ancestor || !d->label || !eto) {
+        free(efrom);
+        free(eto);
         return -1;
+    }
     uint32_t *stack = d->ancestor, *cursor = d->label;
-    size_t r = 1, sp = 1;
+    size_t r = 1, sp = 1, ne = 0;
     d->vertex[0] = PC_NONE;
     d->parent[0] = PC_NONE;
     stack[0] = 0;
@@ -1123,8 +1112,14 @@ static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t n
             }
             w = b->ref.target[REF_FIRST(b, v) + cursor[sp - 1]++];
         }
-        if (w == PC_NONE || mark[w] != UNSEEN)
+        if (w == PC_NONE)
             continue;
+        efrom[ne] = i;
+        if (mark[w] != UNSEEN) {
+            eto[ne++] = mark[w];
+            continue;
+        }
+        eto[ne++] = (uint32_t)r;
         mark[w] = (uint32_t)r;
         d->vertex[r] = w;
         d->parent[r] = i;
@@ -1135,20 +1130,20 @@ static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t n
     d->n = r;
     /* Predecessors, by preorder number. */
     d->pstart = calloc(r + 2, sizeof *d->pstart);
-    if (!d->pstart)
+    d->pred = malloc((ne + 1) * sizeof *d->pred);
+    if (!d->pstart || !d->pred) {
+        free(efrom);
+        free(eto);
         return -1;
-    size_t ne = 0;
-    for (uint32_t i = 0; i < r; i++)
-        EACH_CHILD(b, d, seeds, ns, i, w, { d->pstart[mark[w] + 1]++; ne++; });
-    if (ne > UINT32_MAX)
-        return -1;
+    }
+    for (size_t k = 0; k < ne; k++)
+        d->pstart[eto[k] + 1]++;
     for (size_t i = 1; i <= r; i++)
         d->pstart[i] += d->pstart[i - 1];
-    d->pred = malloc((ne + 1) * sizeof *d->pred);
-    if (!d->pred)
-        return -1;
-    for (uint32_t i = 0; i < r; i++)
-        EACH_CHILD(b, d, seeds, ns, i, w, { d->pred[d->pstart[mark[w]]++] = i; });
+    for (size_t k = 0; k < ne; k++)
+        d->pred[d->pstart[eto[k]]++] = efrom[k];
+    free(efrom);
+    free(eto);
     for (size_t i = r; i > 0; i--)
         d->pstart[i] = d->pstart[i - 1];
     d->pstart[0] = 0;
