@@ -84,6 +84,7 @@ enum pc_unit {
                              instructions, faults) */
     PC_UNIT_NS = 1,       /* nanoseconds (clock events, off-CPU time) */
     PC_UNIT_SAMPLES = 2,  /* nothing: each sample counts one */
+    PC_UNIT_BYTES = 3,    /* bytes (counter values of memory) */
 };
 
 /* Marker payloads; each type has its fixed fields in the writers. */

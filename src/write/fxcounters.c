@@ -1,6 +1,7 @@
 /* The Firefox Profiler's counter tracks for the model's counter values
- * (pc_fx_event_counters): one track per process and event, drawn as a
- * rate, or per CPU when the threads are the CPUs of --percpu.
+ * (pc_fx_event_counters): one track per process and event, or per CPU
+ * when the threads are the CPUs of --percpu; counts are drawn as a rate,
+ * bytes as their running sum (what is live).
  *
  * The profiler draws a rate as each value over the time since the value
  * before on the same track.  A process's values come from every CPU its
@@ -142,26 +143,41 @@ void pc_jw_tooltip_row(jw *w, const char *source, const char *unit, const char *
     jw_obj_end(w);
 }
 
+/* Memory in bytes is drawn as its running sum (what is live); other
+ * counts as a rate. */
 static void write_display(jw *w, const pc_profile *p, uint16_t event, const char *label)
 {
-    const char *unit = p->event.unit[event] == PC_UNIT_NS ? "ns" : "";
+    int bytes = p->event.unit[event] == PC_UNIT_BYTES, ns = p->event.unit[event] == PC_UNIT_NS;
+    const char *what = pc_str(&p->str, p->event.name[event]);
     char row[320];
     jw_key(w, "display");
     jw_obj(w);
     jw_key(w, "graphType");
-    jw_cstr(w, "line-rate");
+    jw_cstr(w, bytes ? "line-accumulated" : "line-rate");
     jw_key(w, "unit");
-    jw_cstr(w, unit);
+    jw_cstr(w, bytes ? "bytes" : ns ? "ns" : "");
     jw_key(w, "color");
-    jw_cstr(w, p->event.unit[event] == PC_UNIT_NS ? "blue" : "teal");
+    jw_cstr(w, bytes ? "orange" : ns ? "blue" : "teal");
     jw_key(w, "markerSchemaLocation");
     jw_null(w);
     jw_key(w, "sortWeight");
-    jw_int(w, 50);
+    jw_int(w, bytes ? 20 : 50);
     jw_key(w, "label");
     jw_cstr(w, label);
     jw_key(w, "tooltipRows");
     jw_arr(w);
+    if (bytes) {
+        snprintf(row, sizeof row, "%s: live bytes, from the recording's start", what);
+        pc_jw_tooltip_row(w, "accumulated", "bytes", row, 0);
+        pc_jw_tooltip_row(w, "count", "bytes", "allocated less freed since the value before", 0);
+        pc_jw_tooltip_row(w, "count-range", "bytes", "range in the graph", 0);
+        pc_jw_tooltip_row(w, "sample-number", "number", "allocations and frees in this value",
+                          0);
+        pc_jw_tooltip_row(w, "selection-total", "bytes", "change over the selection", 1);
+        jw_arr_end(w);
+        jw_obj_end(w);
+        return;
+    }
     static const struct {
         const char *source, *what;
         int selection;
@@ -172,12 +188,11 @@ static void write_display(jw *w, const pc_profile *p, uint16_t event, const char
         {"selection-total", "%s in the selection", 1},
         {"committed-range-total", "%s in the visible range", 0},
     };
-    const char *what = pc_str(&p->str, p->event.name[event]);
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         snprintf(row, sizeof row, rows[r].what, what);
-        if (unit[0] && strcmp(rows[r].source, "sample-number") != 0) {
+        if (ns && strcmp(rows[r].source, "sample-number") != 0) {
             size_t u = strlen(row);
-            snprintf(row + u, sizeof row - u, " (%s)", unit);
+            snprintf(row + u, sizeof row - u, " (ns)");
         }
         pc_jw_tooltip_row(w, rows[r].source, "number", row, rows[r].selection);
     }
@@ -226,12 +241,13 @@ int pc_fx_event_counters(jw *w, const pc_profile *p, const uint32_t *owner_track
         jw_key(w, "name");
         jw_cstr(w, label);
         jw_key(w, "category");
-        jw_cstr(w, "CPU");
+        jw_cstr(w, p->event.unit[ev] == PC_UNIT_BYTES ? "Memory" : "CPU");
         jw_key(w, "description");
         jw_str_begin(w);
         jw_str_part(w, name, strlen(name));
-        const char *by = p->thread.pid[t] == -1 ? " counted by this CPU"
-                                                : " counted by the CPUs while this process ran";
+        const char *by = p->event.unit[ev] == PC_UNIT_BYTES ? ": bytes allocated and not freed"
+                         : p->thread.pid[t] == -1 ? " counted by this CPU"
+                                                  : " counted by the CPUs while this process ran";
         jw_str_part(w, by, strlen(by));
         jw_str_end(w);
         jw_key(w, "pid");

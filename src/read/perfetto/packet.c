@@ -282,7 +282,7 @@ static int packet_field_type(uint32_t n)
 {
     switch (n) {
     case TP_TIMESTAMP: case TP_SEQUENCE_ID: case TP_SEQUENCE_FLAGS:
-    case TP_STATE_CLEARED: case TP_PACKET_DROPPED: case TP_CLOCK_ID:
+    case TP_STATE_CLEARED: case TP_PACKET_DROPPED: case TP_CLOCK_ID: case TP_TRUSTED_PID:
         return V;
     case TP_INTERNED_DATA: case TP_DEFAULTS: case TP_PROCESS_TREE:
     case TP_CLOCK_SNAPSHOT: case TP_PROFILE_PACKET: case TP_PROCESS_DESCRIPTOR:
@@ -320,6 +320,7 @@ int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
         switch (f.number) {
         case TP_TIMESTAMP: pk.ts = f.value; pk.has_ts = 1; break;
         case TP_CLOCK_ID: pk.clock_id = (uint32_t)f.value; pk.has_clock = 1; break;
+        case TP_TRUSTED_PID: pk.pid = (int32_t)f.value; pk.has_pid = 1; break;
         case TP_SEQUENCE_ID: seq_id = (uint32_t)f.value; break;
         case TP_SEQUENCE_FLAGS: flags = (uint32_t)f.value; break;
         case TP_STATE_CLEARED: cleared = f.value != 0; break;
@@ -385,8 +386,8 @@ int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
         return on_compressed(r, &payload, pb_offset(&pr, payload.at), 0);
     case TP_ZSTD_COMPRESSED:
         return on_compressed(r, &payload, pb_offset(&pr, payload.at), 1);
-    case TP_STREAMING_ALLOC: r->st.streaming_allocs++; return PC_OK;
-    case TP_STREAMING_FREE: r->st.streaming_frees++; return PC_OK;
+    case TP_STREAMING_ALLOC: return pf_on_streaming_heap(r, &sub, s, &pk, 0);
+    case TP_STREAMING_FREE: return pf_on_streaming_heap(r, &sub, s, &pk, 1);
     case TP_STACK_SAMPLE: return pf_on_stack_sample(r, &sub, s, &pk);
     case TP_TRACK_EVENT: return pf_on_track_event(r, &sub, s, &pk);
     case TP_HEAP_GRAPH: return pf_on_heap_graph(r, &sub, s, &pk);

@@ -139,6 +139,7 @@ static void reader_free(pf_reader *r)
     pf_stack_sample_free(r);
     pf_track_event_free(r);
     pf_heap_graph_free(r);
+    pf_streaming_free(r);
 }
 
 /* What the trace holds that gave no samples, for the message of a
@@ -156,8 +157,7 @@ static void describe_rest(pf_reader *r)
         {st->bare_samples, "perf samples with neither a callstack nor a count"},
         {st->unresolved_callstacks, "samples whose callstack the trace does not define"},
         {st->heap_empty, "heap samples with an empty callstack"},
-        {st->streaming_allocs + st->streaming_frees,
-         "streaming allocation and free packets (no callstacks)"},
+        {st->streaming_no_time, "streaming allocations or frees without a time"},
         {st->chrome_no_thread + st->chrome_bad, "Chrome samples without a thread or time"},
         {st->clock_failures + st->heap_no_clock, "samples or heap dumps on an unrelated clock"},
     };
@@ -252,9 +252,12 @@ static void report(pf_reader *r)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " heap dumps are incomplete (the client "
                "disconnected, overran its buffer or hit a guardrail)", st->heap_flags);
     if (st->streaming_allocs || st->streaming_frees)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " streaming allocation and %" PRIu64 " free "
-               "packets carry no callstacks and were not converted",
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " streaming allocations and %" PRIu64 " frees "
+               "carry no callstacks: they are memory counters of their process",
                st->streaming_allocs, st->streaming_frees);
+    if (st->streaming_no_time)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " streaming allocations or frees have no time on "
+               "the trace's clock and were left out", st->streaming_no_time);
     pf_stack_sample_report(r);
     if (st->heap_graph_gaps)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " Java heap graph dump(s) lost packets (a gap "

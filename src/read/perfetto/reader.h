@@ -61,6 +61,7 @@ enum {
     TP_DEOBFUSCATION = 64,
     TP_PERF_SAMPLE = 66,
     TP_STREAMING_ALLOC = 74,
+    TP_TRUSTED_PID = 79,
     TP_STREAMING_FREE = 75,
     TP_ZSTD_COMPRESSED = 133,
     TP_STACK_SAMPLE = 135,
@@ -150,7 +151,7 @@ typedef struct pf_stats {
     uint64_t partial_stacks;  /* samples whose stack lacks a frame's definition */
     uint64_t unwind_errors, needs_state, chrome_no_thread, chrome_bad;
     uint64_t heap_gaps, heap_unresolved, heap_empty, heap_no_clock, heap_flags;
-    uint64_t streaming_allocs, streaming_frees;
+    uint64_t streaming_allocs, streaming_frees, streaming_no_time;
     uint64_t stack_samples, track_events, heap_graphs;
     /* TrackEvent: callstacks made samples; ones without a thread to put
      * them on (a track no TrackDescriptor ties to one). */
@@ -247,6 +248,7 @@ typedef struct pf_reader {
     /* Java heap graphs: dumps being read, and the trees of finished
      * ones (heap_graph.c). */
     struct pf_hgraph *hg;
+    struct pf_streaming *sh;
     pf_stats st;
 
     /* StackSample's inline callstack frames by (name, file, line), and
@@ -284,8 +286,9 @@ typedef struct pf_reader {
 typedef struct pf_packet {
     uint64_t offset;      /* of the packet's first field */
     uint64_t ts;
+    int64_t pid;          /* trusted_pid: the writer's process */
     uint32_t clock_id;
-    uint8_t has_ts, has_clock;
+    uint8_t has_ts, has_clock, has_pid;
 } pf_packet;
 
 /* ---- wire.c ---- */
@@ -379,6 +382,14 @@ int pf_on_streaming_profile(pf_reader *r, pb_reader *pr, pf_seq *s);
 int pf_on_profile_packet(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk);
 /* Also for the dump a trace ends inside: what arrived of it is kept. */
 int pf_heap_dump_end(pf_reader *r, pf_seq *s);
+
+/* ---- streaming_heap.c ---- */
+
+/* A StreamingAllocation (frees 0) or StreamingFree (frees 1) packet: the
+ * bytes of each as a counter value of its process and heap. */
+int pf_on_streaming_heap(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk,
+                         int frees);
+void pf_streaming_free(pf_reader *r);
 
 /* ---- heap_graph.c ---- */
 
