@@ -346,6 +346,17 @@ enum pc_folded_prefix {
     PC_FOLDED_THREAD = 2,   /* the thread's name */
 };
 
+/* How a firefox profile is stored: JSON, or a JSLB file (a container of
+ * JSON and binary arrays the Firefox Profiler reads, for profiles whose
+ * JSON is more than a browser can read as one string).  The default is
+ * JSON, or JSLB, with a warning, when the JSON would come near
+ * json_limit; pc_output_container() gives the choice a name makes. */
+enum pc_container {
+    PC_CONTAINER_AUTO = 0,
+    PC_CONTAINER_JSON = 1,
+    PC_CONTAINER_JSLB = 2,
+};
+
 /* Out-of-range values (an unknown format, a gzip level above 9, prefix
  * bits beyond the two, a pprof_pid below -1 without pprof_one_process)
  * make pc_write() fail with
@@ -378,6 +389,8 @@ typedef struct pc_write_options {
     pc_log_fn log;
     void *log_ctx;
     uint64_t json_limit;
+    /* The firefox format's container (enum pc_container). */
+    int container;
 } pc_write_options;
 
 /* Fills o with the defaults: processed Firefox format, no gzip, level 1,
@@ -418,6 +431,10 @@ int pc_format_from_path(const char *path, int *gzip);
  * says nothing (and for standard output, "-"), when the format is pprof,
  * whose tools expect gzip.  A ".pb" name asks for the bare protobuf. */
 int pc_output_gzip(int format, const char *path);
+
+/* PC_CONTAINER_JSLB for a name that ends in ".jslb" or ".jslb.gz" (the
+ * firefox format in a JSLB file), else PC_CONTAINER_AUTO. */
+int pc_output_container(const char *path);
 
 /* The length of the ending of path's file name that names format (6 for
  * "perf.pb.gz" and pprof), or 0: where a name made per process puts the

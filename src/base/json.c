@@ -1,13 +1,18 @@
 #include "base/json.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/grow.h"
 
 void jw_init(jw *w, pc_sink *s)
 {
     memset(w, 0, sizeof *w);
     w->s = s;
+    w->col = -1;
+    w->outer.slab = -1;
 }
 
 /* Emits the separator a new value needs in its container. */
@@ -200,4 +205,159 @@ void jw_str(jw *w, const char *s, size_t len)
 void jw_cstr(jw *w, const char *s)
 {
     jw_str(w, s, strlen(s));
+}
+
+/* ---- Slabs ---- */
+
+void jw_slabs_free(jw_slabs *sl)
+{
+    for (size_t k = 0; k < sl->n; k++) {
+        free(sl->v[k].data);
+        if (sl->v[k].json)
+            sink_abort(sl->v[k].json);
+    }
+    free(sl->v);
+    memset(sl, 0, sizeof *sl);
+}
+
+/* A new slab of type, referenced at the current place; -1 when out of
+ * memory (latched). */
+static long slab_new(jw *w, uint32_t type)
+{
+    jw_slabs *sl = w->slabs;
+    if (sl->oom || pc_grow(&sl->v, &sl->cap, sl->n + 1, sizeof *sl->v, 16) < 0) {
+        sl->oom = 1;
+        return -1;
+    }
+    long k = (long)sl->n++;
+    memset(&sl->v[k], 0, sizeof sl->v[k]);
+    sl->v[k].type = type;
+    char ref[40];
+    snprintf(ref, sizeof ref, "{\"$s\":%ld}", k);
+    jw_raw(w, ref);
+    return k;
+}
+
+static void slab_put(jw *w, const void *b, size_t n)
+{
+    jw_slabs *sl = w->slabs;
+    jw_slab *x = &sl->v[w->col];
+    if (x->cap - x->len < n &&
+        pc_grow(&x->data, &x->cap, x->len + n, 1, 4096) < 0) {
+        sl->oom = 1;
+        w->col = -1;
+        return;
+    }
+    memcpy(x->data + x->len, b, n);
+    x->len += n;
+}
+
+void jw_col_begin(jw *w, int type)
+{
+    if (!w->slabs) {
+        jw_arr(w);
+        return;
+    }
+    w->col = slab_new(w, (uint32_t)type);
+}
+
+/* Little-endian, as the container is. */
+void jw_col_int(jw *w, int64_t v)
+{
+    if (!w->slabs) {
+        jw_int(w, v);
+        return;
+    }
+    if (w->col < 0)
+        return;
+    if (w->slabs->v[w->col].type == JW_SLAB_U8) {
+        uint8_t b = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        slab_put(w, &b, 1);
+        return;
+    }
+    int32_t x = (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
+    uint32_t u = (uint32_t)x;
+    uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    slab_put(w, b, 4);
+}
+
+static void put_f64(jw *w, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(u >> (8 * i));
+    slab_put(w, b, 8);
+}
+
+void jw_col_ms(jw *w, uint64_t ns)
+{
+    if (!w->slabs) {
+        jw_ms(w, ns);
+        return;
+    }
+    /* Both operands are exact below 2^53 ns and the quotient is rounded
+     * once: the double JSON.parse would make of the decimal text. */
+    if (w->col >= 0)
+        put_f64(w, (double)ns / 1e6);
+}
+
+void jw_col_ms_signed(jw *w, int64_t ns)
+{
+    if (!w->slabs) {
+        jw_ms_signed(w, ns);
+        return;
+    }
+    if (w->col >= 0)
+        put_f64(w, (double)ns / 1e6);
+}
+
+void jw_col_end(jw *w)
+{
+    if (!w->slabs)
+        jw_arr_end(w);
+    else
+        w->col = -1;
+}
+
+void jw_sub_begin(jw *w)
+{
+    if (!w->slabs || w->outer.slab >= 0)
+        return;
+    long k = slab_new(w, JW_SLAB_JSON);
+    pc_error err;
+    if (k < 0 || sink_open_memory(&w->slabs->v[k].json, 0, &err) != PC_OK) {
+        w->slabs->oom = 1;
+        return;
+    }
+    w->outer.s = w->s;
+    w->outer.depth = w->depth;
+    w->outer.after_key = w->after_key;
+    memcpy(w->outer.need_comma, w->need_comma, sizeof w->need_comma);
+    w->outer.slab = k;
+    w->s = w->slabs->v[k].json;
+    w->depth = 0;
+    w->after_key = 0;
+    w->need_comma[0] = 0;
+}
+
+void jw_sub_end(jw *w)
+{
+    if (!w->slabs || w->outer.slab < 0)
+        return;
+    jw_slab *x = &w->slabs->v[w->outer.slab];
+    pc_error err;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    if (sink_finish(x->json, &data, &size, &err) != PC_OK)
+        w->slabs->oom = 1;
+    x->json = NULL;
+    x->data = data;
+    x->len = x->cap = size;
+    w->s = w->outer.s;
+    w->depth = w->outer.depth;
+    w->after_key = w->outer.after_key;
+    memcpy(w->need_comma, w->outer.need_comma, sizeof w->need_comma);
+    w->outer.slab = -1;
 }

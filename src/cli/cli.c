@@ -764,6 +764,8 @@ int main(int argc, char **argv)
     /* Served alone, gzipped as the default file is: a fifth of the bytes
      * to send and to hold. */
     wopt.gzip = gzip >= 0 ? gzip : output ? pc_output_gzip(wopt.format, output) : 1;
+    if (output && wopt.format == PC_FORMAT_FIREFOX)
+        wopt.container = pc_output_container(output);
     if (split && wopt.format != PC_FORMAT_PPROF) {
         free(owned);
         return usage_error("%s", "--pprof-split needs pprof output (--to pprof or a .pb.gz name)");

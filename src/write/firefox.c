@@ -265,26 +265,43 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_key(w, "stackTable");
     jw_obj(w);
     jw_key(w, "frame");
-    jw_arr(w);
+    jw_col_begin(w, JW_SLAB_I32);
     for (size_t k = 0; k < u->n_stacks; k++)
-        jw_uint(w, u->frame_idx[m->gs_frame[u->stacks[k]]]);
-    jw_arr_end(w);
+        jw_col_int(w, u->frame_idx[m->gs_frame[u->stacks[k]]]);
+    jw_col_end(w);
     jw_key(w, "prefixOffset");
-    jw_arr(w);
+    jw_col_begin(w, JW_SLAB_I32);
     for (size_t k = 0; k < u->n_stacks; k++) {
         uint32_t pre = m->gs_prefix[u->stacks[k]];
-        jw_uint(w, pre == PC_NONE ? 0 : k - u->stack_idx[pre]);
+        jw_col_int(w, pre == PC_NONE ? 0 : (int64_t)(k - u->stack_idx[pre]));
     }
-    jw_arr_end(w);
+    jw_col_end(w);
     jw_key(w, "length");
     jw_uint(w, u->n_stacks);
     jw_obj_end(w);
 
+    /* The frame and function tables and the strings are slabs of their
+     * own in a JSLB file, as the profiler writes them: no one JSON text
+     * then holds them all. */
     jw_key(w, "frameTable");
+    jw_sub_begin(w);
     jw_obj(w);
+    /* The columns a JSLB file may hold as typed arrays. */
+    static const struct {
+        const char *name;
+        int type, value;
+    } typed_cols[] = {{"address", JW_SLAB_I32, -1}, {"lib", JW_SLAB_I32, -1},
+                      {"inlineDepth", JW_SLAB_U8, 0}};
+    for (size_t c = 0; c < sizeof typed_cols / sizeof *typed_cols; c++) {
+        jw_key(w, typed_cols[c].name);
+        jw_col_begin(w, typed_cols[c].type);
+        for (size_t k = 0; k < u->n_frames; k++)
+            jw_col_int(w, typed_cols[c].value);
+        jw_col_end(w);
+    }
     static const char *const const_cols[][2] = {
-        {"address", "-1"}, {"lib", "-1"}, {"inlineDepth", "0"}, {"nativeSymbol", "null"},
-        {"innerWindowID", "null"}, {"column", "null"}, {"originalLocation", "null"}};
+        {"nativeSymbol", "null"}, {"innerWindowID", "null"}, {"column", "null"},
+        {"originalLocation", "null"}};
     for (size_t c = 0; c < sizeof const_cols / sizeof *const_cols; c++) {
         jw_key(w, const_cols[c][0]);
         jw_arr(w);
@@ -314,15 +331,17 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
         jw_uint(w, m->gf_sub[u->frames[k]]);
     jw_arr_end(w);
     jw_key(w, "func");
-    jw_arr(w);
+    jw_col_begin(w, JW_SLAB_I32);
     for (size_t k = 0; k < u->n_frames; k++)
-        jw_uint(w, u->func_idx[m->gf_func[u->frames[k]]]);
-    jw_arr_end(w);
+        jw_col_int(w, u->func_idx[m->gf_func[u->frames[k]]]);
+    jw_col_end(w);
     jw_key(w, "length");
     jw_uint(w, u->n_frames);
     jw_obj_end(w);
+    jw_sub_end(w);
 
     jw_key(w, "funcTable");
+    jw_sub_begin(w);
     jw_obj(w);
     jw_key(w, "name");
     jw_arr(w);
@@ -362,6 +381,7 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_key(w, "length");
     jw_uint(w, u->n_funcs);
     jw_obj_end(w);
+    jw_sub_end(w);
 
     jw_key(w, "resourceTable");
     jw_obj(w);
@@ -413,10 +433,12 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_raw(w, "{\"source\":[],\"line\":[],\"column\":[],\"length\":0}");
 
     jw_key(w, "stringArray");
+    jw_sub_begin(w);
     jw_arr(w);
     for (size_t k = 0; k < u->n_strs; k++)
         pc_jw_str_id(w, p, u->strs[k]);
     jw_arr_end(w);
+    jw_sub_end(w);
     jw_obj_end(w);
 }
 
@@ -437,14 +459,14 @@ static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
     jw_arr_end(w);
     /* Deltas are short numbers and exact: times come from integers. */
     jw_key(w, "timeDeltas");
-    jw_arr(w);
+    jw_col_begin(w, JW_SLAB_F64);
     uint64_t prev = start;
     for (size_t i = a; i < b; i++)
         if (track_has(p, k, i)) {
-            jw_ms(w, p->sample.time[i] - prev);
+            jw_col_ms(w, p->sample.time[i] - prev);
             prev = p->sample.time[i];
         }
-    jw_arr_end(w);
+    jw_col_end(w);
     jw_key(w, "weight");
     if (p->thread.diff[k->thread]) {
         /* The comparison thread: the base's samples count against. */
@@ -492,19 +514,29 @@ static void write_markers(jw *w, const pc_profile *p, const used *u,
         jw_uint(w, u->str_idx[p->marker.name[mk[k]]]);
     jw_arr_end(w);
     jw_key(w, "startTime");
-    jw_arr(w);
+    jw_col_begin(w, JW_SLAB_F64);
     for (size_t k = 0; k < n; k++)
-        jw_ms(w, p->marker.start[mk[k]] - start);
-    jw_arr_end(w);
+        jw_col_ms(w, p->marker.start[mk[k]] - start);
+    jw_col_end(w);
+    /* An instant has no end: null in JSON; a typed column holds 0, as
+     * the profiler itself stores it (the phase says it is an instant). */
     jw_key(w, "endTime");
-    jw_arr(w);
-    for (size_t k = 0; k < n; k++) {
-        if (p->marker.type[mk[k]] == PC_MARK_UNWIND)
-            jw_null(w);
-        else
-            jw_ms(w, p->marker.end[mk[k]] - start);
+    if (w->slabs) {
+        jw_col_begin(w, JW_SLAB_F64);
+        for (size_t k = 0; k < n; k++)
+            jw_col_ms(w, p->marker.type[mk[k]] == PC_MARK_UNWIND ? 0
+                                                                 : p->marker.end[mk[k]] - start);
+        jw_col_end(w);
+    } else {
+        jw_arr(w);
+        for (size_t k = 0; k < n; k++) {
+            if (p->marker.type[mk[k]] == PC_MARK_UNWIND)
+                jw_null(w);
+            else
+                jw_ms(w, p->marker.end[mk[k]] - start);
+        }
+        jw_arr_end(w);
     }
-    jw_arr_end(w);
     jw_key(w, "phase");
     jw_arr(w);
     for (size_t k = 0; k < n; k++)
@@ -671,14 +703,14 @@ static void write_heap_samples(jw *w, const pc_profile *p, const pc_merged *m, c
         }
     jw_arr_end(w);
     jw_key(w, "timeDeltas");
-    jw_arr(w);
+    jw_col_begin(w, JW_SLAB_F64);
     uint64_t prev = start;
     for (size_t j = 0; j < k->hn; j++)
         if (h->delta[rows[j]]) {
-            jw_ms(w, p->heap.time[rows[j]] - prev);
+            jw_col_ms(w, p->heap.time[rows[j]] - prev);
             prev = p->heap.time[rows[j]];
         }
-    jw_arr_end(w);
+    jw_col_end(w);
     jw_key(w, "weight");
     jw_arr(w);
     for (size_t j = 0; j < k->hn; j++)
@@ -725,15 +757,15 @@ static void write_counters(jw *w, const pc_profile *p, const track *tracks, size
         jw_key(w, "samples");
         jw_obj(w);
         jw_key(w, "time");
-        jw_arr(w);
-        jw_ms(w, 0);
+        jw_col_begin(w, JW_SLAB_F64);
+        jw_col_ms(w, 0);
         size_t n = 1;
         for (size_t j = 0; j < tr->hn; j++)
             if (j + 1 == tr->hn || p->heap.dump[rows[j + 1]] != p->heap.dump[rows[j]]) {
-                jw_ms(w, p->heap.time[rows[j]] - start);
+                jw_col_ms(w, p->heap.time[rows[j]] - start);
                 n++;
             }
-        jw_arr_end(w);
+        jw_col_end(w);
         for (int col = 0; col < 2; col++) {
             jw_key(w, col ? "number" : "count");
             jw_arr(w);
@@ -789,10 +821,34 @@ static void write_counters(jw *w, const pc_profile *p, const track *tracks, size
     }
 }
 
+/* Digits of v in decimal. */
+static uint64_t digits(uint64_t v)
+{
+    uint64_t d = 1;
+    while (v >= 10) {
+        v /= 10;
+        d++;
+    }
+    return d;
+}
+
+uint64_t pc_fx_json_estimate(const pc_profile *p)
+{
+    uint64_t n = 0, ds = digits(p->stack.n) + 1, df = digits(p->frame.n) + 1;
+    n += p->stack.n * (df + 3);
+    n += p->frame.n * (digits(p->func.n) + 60);
+    n += p->func.n * 50;
+    n += p->str.arena_len + 3 * p->str.n;
+    n += p->sample.n * (ds + 18);
+    n += p->marker.n * 80;
+    n += p->heap.n * (ds + 30);
+    n += p->counter.n * 30;
+    return n;
+}
+
 int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
                      pc_error *err)
 {
-    (void)o;  /* nothing to choose */
     size_t nt = p->thread.n, nm = p->marker.n;
     uint32_t *order = malloc((nt + 1) * sizeof *order);
     uint32_t *main_of = malloc((nt + 1) * sizeof *main_of);
@@ -904,14 +960,28 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
 
     uint64_t start = pc_fx_zero(p);
     int weighted = time_weighted(p);
+    /* In a JSLB container the document is written to memory, its columns
+     * to slabs, and the whole put together at the end. */
+    int slabs = o->container == PC_CONTAINER_JSLB;
+    pc_sink *doc = s;
+    jw_slabs sl = {0};
+    if (slabs && sink_open_memory(&doc, 0, err) != PC_OK) {
+        free(owner);
+        free(counted);
+        st = err->status;
+        goto done;
+    }
     jw w;
-    jw_init(&w, s);
+    jw_init(&w, doc);
+    if (slabs)
+        w.slabs = &sl;
     jw_obj(&w);
     pc_jw_fx_meta(&w, p, &fm);
     jw_key(&w, "libs");
     jw_raw(&w, "[]");
     write_shared(&w, p, &m, &u);
     jw_key(&w, "threads");
+    jw_sub_begin(&w);
     jw_arr(&w);
     for (size_t k = 0; k < n_tracks; k++) {
         const track *tr = &tracks[k];
@@ -971,6 +1041,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
+    jw_sub_end(&w);
     if (p->heap.n || p->counter.n) {
         jw_key(&w, "counters");
         jw_arr(&w);
@@ -982,7 +1053,20 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
     free(owner);
     free(counted);
     jw_obj_end(&w);
-    sink_write(s, "\n", 1);
+    sink_write(doc, "\n", 1);
+    if (slabs) {
+        unsigned char *data = NULL;
+        size_t size = 0;
+        int fin = sink_finish(doc, &data, &size, err);
+        if (st == PC_OK && fin != PC_OK)
+            st = fin;
+        if (st == PC_OK && sl.oom)
+            st = pc_fail(err, PC_ENOMEM, "out of memory");
+        if (st == PC_OK)
+            st = pc_jslb_write(&sl, data, size, s, err);
+        free(data);
+    }
+    jw_slabs_free(&sl);
 done:
     free(ft.sorted);
     used_free(&u);

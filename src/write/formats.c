@@ -9,21 +9,21 @@
  * the firefox row's ".json"): pc_format_from_path takes the longest
  * match over all rows. */
 static const pc_format_desc formats[] = {
-    {PC_FORMAT_FIREFOX, "firefox", "the processed Firefox format", ".json.gz", {{".json", 0}, {".json.gz", 1}}, 0, 1, 1,
+    {PC_FORMAT_FIREFOX, "firefox", "the processed Firefox format", ".json.gz", {{".json", 0, 0}, {".json.gz", 1, 0}, {".jslb", 0, PC_CONTAINER_JSLB}, {".jslb.gz", 1, PC_CONTAINER_JSLB}}, 0, 1, 1,
      1, 1, pc_write_firefox},
-    {PC_FORMAT_GECKO, "gecko", "the Gecko format", ".json.gz", {{NULL, 0}}, 0, 1, 0, 0, 0, pc_write_gecko},
-    {PC_FORMAT_FOLDED, "folded", "folded stacks", ".folded", {{".folded", 0}, {".folded.gz", 1}}, 0, 0, 1,
+    {PC_FORMAT_GECKO, "gecko", "the Gecko format", ".json.gz", {{NULL, 0, 0}}, 0, 1, 0, 0, 0, pc_write_gecko},
+    {PC_FORMAT_FOLDED, "folded", "folded stacks", ".folded", {{".folded", 0, 0}, {".folded.gz", 1, 0}}, 0, 0, 1,
      1, 0, pc_write_folded},
     /* pprof's tools expect gzip: only a ".pb" name asks for the bare proto. */
     {PC_FORMAT_PPROF, "pprof", "pprof", ".pb.gz",
-     {{".pb.gz", 1}, {".pb", 0}, {".pprof", 1}, {".pprof.gz", 1}}, 1, 0, 1, 0, 0, pc_write_pprof},
+     {{".pb.gz", 1, 0}, {".pb", 0, 0}, {".pprof", 1, 0}, {".pprof.gz", 1, 0}}, 1, 0, 1, 0, 0, pc_write_pprof},
     {PC_FORMAT_SPEEDSCOPE, "speedscope", "speedscope", ".speedscope.json",
-     {{".speedscope.json", 0}, {".speedscope.json.gz", 1}}, 0, 1, 1, 0, 0, pc_write_speedscope},
-    {PC_FORMAT_SVG, "svg", "an SVG flame graph", ".svg", {{".svg", 0}, {".svg.gz", 1}}, 0, 0, 1,
+     {{".speedscope.json", 0, 0}, {".speedscope.json.gz", 1, 0}}, 0, 1, 1, 0, 0, pc_write_speedscope},
+    {PC_FORMAT_SVG, "svg", "an SVG flame graph", ".svg", {{".svg", 0, 0}, {".svg.gz", 1, 0}}, 0, 0, 1,
      1, 0, pc_write_svg},
     /* No ending selects text: ".txt" names say nothing of their content,
      * and the summary is meant for the terminal. */
-    {PC_FORMAT_TEXT, "text", "a text summary", ".txt", {{NULL, 0}}, 0, 0, 1, 1, 0, pc_write_text},
+    {PC_FORMAT_TEXT, "text", "a text summary", ".txt", {{NULL, 0, 0}}, 0, 0, 1, 1, 0, pc_write_text},
 };
 
 #define N_FORMATS (sizeof formats / sizeof *formats)
@@ -112,6 +112,21 @@ int pc_output_gzip(int format, const char *path)
     size_t len;
     const pc_format_ending *e = path ? best_ending(d, path, &len) : NULL;
     return e ? e->gzip : d->gzip;
+}
+
+int pc_output_container(const char *path)
+{
+    const pc_format_ending *best = NULL;
+    size_t longest = 0;
+    for (size_t i = 0; path && i < N_FORMATS; i++) {
+        size_t len;
+        const pc_format_ending *e = best_ending(&formats[i], path, &len);
+        if (e && len > longest) {
+            longest = len;
+            best = e;
+        }
+    }
+    return best ? best->container : PC_CONTAINER_AUTO;
 }
 
 int pc_format_from_path(const char *path, int *gzip)

@@ -24,6 +24,7 @@ typedef int (*pc_writer_fn)(const pc_profile *p, const pc_write_options *o, pc_s
 typedef struct pc_format_ending {
     const char *suffix;
     uint8_t gzip;
+    uint8_t container;   /* enum pc_container the name asks for */
 } pc_format_ending;
 
 #define PC_FORMAT_ENDINGS 4

@@ -88,11 +88,14 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
     jw_obj(w);
     for (int col = 0; col < 3; col++) {
         jw_key(w, col == 0 ? "time" : col == 1 ? "count" : "number");
-        jw_arr(w);
-        if (col == 0)
-            jw_ms_signed(w, first);
-        else
+        /* Times are a typed column in a JSLB file; counts stay JSON. */
+        if (col == 0) {
+            jw_col_begin(w, JW_SLAB_F64);
+            jw_col_ms_signed(w, first);
+        } else {
+            jw_arr(w);
             jw_int(w, 0);
+        }
         for (size_t j = 0; j < n;) {
             size_t e = j + 1;
             uint64_t end = k[j].time;
@@ -106,7 +109,7 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
             for (size_t i = j; i < e; i++)
                 sum = pc_sat_add(sum, p->counter.value[k[i].row]);
             if (col == 0)
-                jw_ms(w, end);
+                jw_col_ms(w, end);
             else if (col == 1)
                 jw_int(w, sum);
             else
@@ -114,7 +117,10 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
             len += col == 0;
             j = e;
         }
-        jw_arr_end(w);
+        if (col == 0)
+            jw_col_end(w);
+        else
+            jw_arr_end(w);
     }
     jw_key(w, "length");
     jw_uint(w, len);

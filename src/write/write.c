@@ -36,6 +36,9 @@ static int check(const pc_write_options **o, pc_write_options *defaults,
     if (w->folded_prefix & ~(PC_FOLDED_PROCESS | PC_FOLDED_THREAD))
         return pc_fail(err, PC_EUSAGE, "write_options.folded_prefix %d has bits beyond "
                        "process and thread", w->folded_prefix);
+    if (w->container < PC_CONTAINER_AUTO || w->container > PC_CONTAINER_JSLB)
+        return pc_fail(err, PC_EUSAGE, "write_options.container %d is no enum pc_container",
+                       w->container);
     if (w->pprof_pid < -1 && !w->pprof_one_process)
         return pc_fail(err, PC_EUSAGE, "write_options.pprof_pid %lld is neither a process id "
                        "nor -1", (long long)w->pprof_pid);
@@ -123,14 +126,11 @@ static int refuse(const pc_profile *p, const pc_format_desc *d, const pc_write_o
                    d->title, sum.heap_rows, names);
 }
 
-/* Browsers cap a string at 2^29 - 24 characters (V8; 2^30 in
- * SpiderMonkey), and the profiler reads a file into one string. */
-#define JSON_LIMIT (512ull << 20)
 
 static void check_size(const pc_sink *s, const char *path, const pc_write_options *o,
                        const pc_format_desc *d)
 {
-    uint64_t limit = o->json_limit ? o->json_limit : JSON_LIMIT;
+    uint64_t limit = o->json_limit ? o->json_limit : PC_JSON_LIMIT;
     uint64_t n = sink_bytes(s);
     if (!o->log || n <= limit || !d->json)
         return;
@@ -146,11 +146,29 @@ static void check_size(const pc_sink *s, const char *path, const pc_write_option
 static int write_sink(const pc_profile *p, const char *path, const pc_write_options *o,
                       unsigned char **data, size_t *size, pc_error *err)
 {
-    pc_write_options defaults;
+    pc_write_options defaults, chosen;
     const pc_format_desc *d;
     int st = check(&o, &defaults, &d, err);
     if (st == PC_OK)
         st = refuse(p, d, o, err);
+    /* The firefox format's container, chosen once: JSON unless a JSLB file
+     * is asked for, or the JSON would come near what a browser reads as
+     * one string (the estimate may be short by a quarter). */
+    if (st == PC_OK && d->format == PC_FORMAT_FIREFOX) {
+        chosen = *o;
+        if (chosen.container == PC_CONTAINER_AUTO) {
+            uint64_t limit = o->json_limit ? o->json_limit : PC_JSON_LIMIT;
+            uint64_t est = pc_fx_json_estimate(p);
+            chosen.container = est < limit / 4 * 3 ? PC_CONTAINER_JSON : PC_CONTAINER_JSLB;
+            if (chosen.container == PC_CONTAINER_JSLB && o->log)
+                pc_log_to(o->log, o->log_ctx, PC_LOG_WARN, "the JSON would be about %.0f MiB, "
+                          "near or past the %.0f MiB a browser reads as one string: the "
+                          "profile is written as a JSLB file, which the Firefox Profiler "
+                          "reads (name it .jslb; write_options.container json keeps JSON)",
+                          (double)est / (1 << 20), (double)limit / (1 << 20));
+        }
+        o = &chosen;
+    }
     pc_sink *s;
     if (st == PC_OK)
         st = path ? sink_open_file(&s, path, gzip_level(o), err)
@@ -161,7 +179,8 @@ static int write_sink(const pc_profile *p, const char *path, const pc_write_opti
         sink_abort(s);
         return st;
     }
-    check_size(s, !path ? "<memory>" : strcmp(path, "-") == 0 ? "<stdout>" : path, o, d);
+    if (d->format != PC_FORMAT_FIREFOX || o->container != PC_CONTAINER_JSLB)
+        check_size(s, !path ? "<memory>" : strcmp(path, "-") == 0 ? "<stdout>" : path, o, d);
     return sink_finish(s, data, size, err);
 }
 

@@ -101,6 +101,20 @@ int pc_is_time_event(const pc_profile *p, size_t e);
 uint64_t pc_heap_value(const pc_profile *p, size_t i);
 uint64_t pc_heap_count(const pc_profile *p, size_t i);
 
+/* Browsers cap a string at 2^29 - 24 characters (V8; 2^30 in
+ * SpiderMonkey), and the profiler reads a JSON file into one string. */
+#define PC_JSON_LIMIT (512ull << 20)
+
+/* About how many bytes the firefox format's JSON of p would take: its
+ * big columns at their usual widths, from the model's sizes. */
+uint64_t pc_fx_json_estimate(const pc_profile *p);
+
+/* Writes a JSLB container (jslb.c) to out: the slabs of sl, then root,
+ * the document's JSON, as the root slab.  PC_OK, or PC_EUSAGE when the
+ * file would pass the container's 4 GiB. */
+int pc_jslb_write(const jw_slabs *sl, const unsigned char *root, size_t root_len,
+                  pc_sink *out, pc_error *err);
+
 /* A row of a counter track's tooltip: the value of source (the
  * profiler's CounterTooltipDataSource) in unit ("bytes", "number"),
  * labelled; with selection, shown only over a preview selection. */

@@ -147,6 +147,8 @@ TEST(json_too_large_warning)
         w.log = lo.log;
         w.log_ctx = lo.log_ctx;
         w.json_limit = 1000;
+        /* JSON asked for: a firefox profile is not made a JSLB file. */
+        w.container = PC_CONTAINER_JSON;
         unsigned char *out = NULL;
         size_t n;
         pc_error err;
