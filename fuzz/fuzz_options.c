@@ -41,7 +41,7 @@ int fuzz_options(const uint8_t *data, size_t size)
     static const int gaps[] = {-1, 0, 1, 3};
     o.remove_gaps = gaps[b[0] >> 6];
     o.offcpu = b[1] % 5;
-    o.heap_measure = (b[1] / 5) % 3;
+    o.heap_measure = (b[1] / 5) % 4;
     o.heap_dump = b[2] & 3;
     static const size_t depths[] = {PC_MAX_DEPTH_DEFAULT, 0, 1, 3};
     o.max_depth = depths[(b[2] >> 2) & 3];

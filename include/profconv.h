@@ -131,14 +131,14 @@ typedef struct pc_ids {
 
 /* What a heap profile shows at a dump, per callsite: bytes allocated and
  * not freed yet, all bytes allocated, or the bytes freed, since profiling
- * began.  The default is the unreleased bytes, or the allocated bytes
- * where the dumps shown hold none unreleased (everything was freed by
- * then), said so in the log. */
+ * began.  The default (pc_options_init) is the unreleased bytes, or the
+ * allocated bytes where the dumps shown hold none unreleased (everything
+ * was freed by then), said so in the log. */
 enum pc_heap_measure {
-    PC_HEAP_DEFAULT = 0,
-    PC_HEAP_UNRELEASED = 1,
-    PC_HEAP_ALLOCATED = 2,
-    PC_HEAP_FREED = 3,
+    PC_HEAP_UNRELEASED = 0,
+    PC_HEAP_ALLOCATED = 1,
+    PC_HEAP_FREED = 2,
+    PC_HEAP_DEFAULT = 3,
 };
 
 typedef struct pc_options {

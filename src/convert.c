@@ -21,6 +21,7 @@ void pc_options_init(pc_options *o)
     o->time_end = -1;
     o->switch_markers = 1;
     o->max_depth = PC_MAX_DEPTH_DEFAULT;
+    o->heap_measure = PC_HEAP_DEFAULT;
 }
 
 typedef struct progress_bridge {
@@ -174,7 +175,7 @@ static int check_options(const pc_options *o, pc_error *err)
                                   o->heap_dump <= o->heap_dump_base))
         return pc_fail(err, PC_EUSAGE, "options.heap_dump_base %d must be a dump before "
                        "options.heap_dump %d", o->heap_dump_base, o->heap_dump);
-    if (o->heap_measure < PC_HEAP_DEFAULT || o->heap_measure > PC_HEAP_FREED)
+    if (o->heap_measure < PC_HEAP_UNRELEASED || o->heap_measure > PC_HEAP_DEFAULT)
         return pc_fail(err, PC_EUSAGE, "options.heap_measure %d is no enum pc_heap_measure",
                        o->heap_measure);
     if (o->threads < 0)

@@ -323,13 +323,37 @@ int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
             timefilter_free(&f);
             return pc_nomem(err);
         }
+        /* Bytes counters are drawn as a running sum: what came before the
+         * range is its starting level, one value at the range's start. */
+        size_t ne = p->event.n, nt = p->thread.n;
+        int64_t *level = NULL;
         for (size_t i = 0; i < p->counter.n; i++) {
             uint32_t t = p->counter.thread[i];
             uint64_t ts = p->counter.time[i];
+            uint16_t e = p->counter.event[i];
             ck[i] = ts >= lo && ts < hi && passes(&f, p->thread.pid[t], p->thread.tid[t], ts);
+            if (!ck[i] && ts < lo && e < ne && p->event.unit[e] == PC_UNIT_BYTES) {
+                if (!level && !(level = calloc(nt * ne + 1, sizeof *level))) {
+                    free(ck);
+                    free(keep);
+                    timefilter_free(&f);
+                    return pc_nomem(err);
+                }
+                level[t * ne + e] = pc_sat_add(level[t * ne + e], p->counter.value[i]);
+            }
         }
         pc_keep_counters(p, ck);
         free(ck);
+        for (size_t k = 0; level && k < nt * ne; k++)
+            if (level[k])
+                pc_add_counter(p, (uint32_t)(k / ne), lo, (uint16_t)(k % ne), PC_NO_CPU,
+                               level[k]);
+        free(level);
+        if (p->oom) {
+            free(keep);
+            timefilter_free(&f);
+            return pc_nomem(err);
+        }
     }
     /* Markers keep to the span the global ranges allow. */
     if (f.global.n) {

@@ -200,7 +200,7 @@ const char *pc_wunit_name(int unit)
         return "samples";
     case PC_UNIT_COUNT:
         return "events";
-    case PC_WUNIT_BYTES:
+    case PC_UNIT_BYTES:
         return "bytes";
     default:
         return "mixed units";
@@ -212,7 +212,7 @@ const char *pc_wunit_word(int unit)
     /* Times and bytes are written with their units already. */
     switch (unit) {
     case PC_UNIT_NS:
-    case PC_WUNIT_BYTES:
+    case PC_UNIT_BYTES:
         return "";
     case PC_UNIT_SAMPLES:
         return " samples";
@@ -235,7 +235,7 @@ void pc_format_weight(char *buf, size_t size, int64_t v, int unit)
             snprintf(buf, size, "%.2f ms", d / 1e6);
         else
             snprintf(buf, size, "%.2f s", d / 1e9);
-    } else if (unit == PC_WUNIT_BYTES) {
+    } else if (unit == PC_UNIT_BYTES) {
         if (a < 1024)
             snprintf(buf, size, "%" PRId64 " B", v);
         else if (a < 1024.0 * 1024)

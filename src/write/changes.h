@@ -58,9 +58,8 @@ void pc_fsums_add(pc_fsums *f, uint32_t stack, int64_t weight);
 /* Turns the per-stack sums into self and total per name. */
 void pc_fsums_finish(pc_fsums *f);
 
-/* What a set of weights measures, for the summaries: an enum pc_unit,
- * PC_WUNIT_BYTES for heap rows, PC_WUNIT_MIXED for items of several. */
-#define PC_WUNIT_BYTES (-2)
+/* What a set of weights measures, for the summaries: an enum pc_unit
+ * (PC_UNIT_BYTES for heap rows), PC_WUNIT_MIXED for items of several. */
 #define PC_WUNIT_MIXED (-1)
 /* The unit's name, plural ("ns", "events", "samples", "bytes"). */
 const char *pc_wunit_name(int unit);

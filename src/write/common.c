@@ -266,19 +266,19 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
         if (!pc_sample_offcpu(p, i))
             on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
     }
+    /* Process 0 (the idle task, or samples that name no task) is the
+     * focus only when no other process has samples. */
+    int others = 0;
+    for (size_t t = 0; t < nt; t++)
+        others |= p->thread.pid[t] != 0 && any[t];
+    for (size_t t = 0; t < nt && others; t++)
+        if (p->thread.pid[t] == 0)
+            on[t] = any[t] = 0;
     for (size_t i = 0; i < p->heap.n; i++)
         any[p->heap.thread[i]] += pc_heap_shown(p, i) && pc_heap_value(p, i);
     for (size_t i = 0; i < p->counter.n; i++)
         any[p->counter.thread[i]] += p->counter.value[i] != 0;
-    /* Process 0 (the idle task, or samples that name no task) is the
-     * focus only when nothing else has samples. */
     uint32_t app = PC_NONE, busiest = PC_NONE, most = PC_NONE;
-    int others = 0;
-    for (size_t t = 0; t < nt; t++)
-        others |= p->thread.pid[t] != 0 && (on[t] || any[t]);
-    for (size_t t = 0; t < nt && others; t++)
-        if (p->thread.pid[t] == 0)
-            on[t] = any[t] = 0;
     for (size_t t = 0; t < nt; t++) {
         if (on[t] && p->thread.tid[t] == p->thread.pid[t] && app == PC_NONE &&
             is_app(p, (uint32_t)t, main_of))

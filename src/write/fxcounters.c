@@ -82,8 +82,11 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
                           uint64_t gap)
 {
     size_t len = 1;
-    int64_t first = width ? (int64_t)(k[0].time / width * width)
-                          : (int64_t)k[0].time - (int64_t)gap;
+    /* Where the zero goes, before the profile's zero when the first
+     * value comes sooner than a gap after it; held within int64. */
+    uint64_t t0 = k[0].time, first = width ? t0 / width * width : t0 >= gap ? t0 - gap : 0;
+    int64_t before = !width && t0 < gap ? -(int64_t)(gap - t0 > INT64_MAX ? INT64_MAX : gap - t0)
+                                        : 0;
     jw_key(w, "samples");
     jw_obj(w);
     for (int col = 0; col < 3; col++) {
@@ -91,7 +94,10 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
         /* Times are a typed column in a JSLB file; counts stay JSON. */
         if (col == 0) {
             jw_col_begin(w, JW_SLAB_F64);
-            jw_col_ms_signed(w, first);
+            if (before)
+                jw_col_ms_signed(w, before);
+            else
+                jw_col_ms(w, first);
         } else {
             jw_arr(w);
             jw_int(w, 0);
@@ -101,7 +107,7 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
             uint64_t end = k[j].time;
             if (width) {
                 uint64_t bin = k[j].time / width;
-                end = (bin + 1) * width;
+                end = bin + 1 > UINT64_MAX / width ? UINT64_MAX : (bin + 1) * width;
                 while (e < n && k[e].time / width == bin)
                     e++;
             }

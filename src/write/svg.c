@@ -598,7 +598,7 @@ static int collect_graphs(svg *v)
                 memset(&v->g[k], 0, sizeof *v->g);
                 v->g[k].thread = p->heap.thread[i];
                 v->g[k].heap = p->heap.heap[i];
-                v->g[k].unit = PC_WUNIT_BYTES;
+                v->g[k].unit = PC_UNIT_BYTES;
                 v->n_g++;
             }
             uint64_t b = pc_heap_value(p, i);

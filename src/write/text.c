@@ -207,7 +207,7 @@ int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc
     /* Thread weights, units and event counts in one pass over the items. */
     for (size_t t = 0; t < nt; t++) {
         ti[t].t = (uint32_t)t;
-        ti[t].unit = heap ? PC_WUNIT_BYTES : -3;
+        ti[t].unit = heap ? PC_UNIT_BYTES : -3;
     }
     if (!heap) {
         for (size_t t = 0; t < nt && p->sample.first; t++)

@@ -651,6 +651,9 @@ static int prefetch_objects(hg_build *b, const pb_reader *packet)
     while (pb_next(&pr, &f) > 0)
         if (f.number == 2 && f.wiretype == L)
             ids += 1 + f.len / 2;   /* a reference takes two bytes or more */
+    /* A damaged packet may claim anything: grow for real packets only. */
+    if (ids > (1u << 20))
+        ids = 1u << 20;
     while ((b->obj.n + ids) * 4 > b->slot_cap * 3)
         if (slots_grow(b) < 0)
             return -1;
@@ -1089,7 +1092,7 @@ static uint32_t dom_eval(dom_node *t, uint32_t *path, uint32_t v, uint32_t *semi
 static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t ns,
                       uint32_t *mark)
 {
-    size_t n = b->obj.n + 1, cap = ns + b->ref.n + 1;
+    size_t n = b->obj.n + 1, cap = 0;
     d->vertex = malloc(n * sizeof *d->vertex);
     d->parent = malloc(n * sizeof *d->parent);
     d->ancestor = malloc(n * sizeof *d->ancestor);   /* the search's stack first */
@@ -1097,13 +1100,10 @@ static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t n
     /* Every edge the search meets, as preorder numbers at both ends: the
      * predecessor lists are built from them without a second walk over
      * the objects, whose references are all over memory. */
-    uint32_t *efrom = cap <= UINT32_MAX ? malloc(cap * sizeof *efrom) : NULL;
-    uint32_t *eto = efrom ? malloc(cap * sizeof *eto) : NULL;
-    if (!d->vertex || !d->parent || !d->ancestor || !d->label || !eto) {
-        free(efrom);
-        free(eto);
+    uint32_t *efrom = NULL, *eto = NULL;
+    struct pc_col ecols[] = {PC_COL(efrom), PC_COL(eto)};
+    if (!d->vertex || !d->parent || !d->ancestor || !d->label)
         return -1;
-    }
     uint32_t *stack = d->ancestor, *cursor = d->label;
     size_t r = 1, sp = 1, ne = 0;
     d->vertex[0] = PC_NONE;
@@ -1128,6 +1128,11 @@ static int dominators(dom *d, const hg_build *b, const uint32_t *seeds, size_t n
         }
         if (w == PC_NONE)
             continue;
+        if (ne >= UINT32_MAX || pc_grow_cols(&cap, ne + 1, ecols, 2) < 0) {
+            free(efrom);
+            free(eto);
+            return -1;
+        }
         efrom[ne] = i;
         if (mark[w] != UNSEEN) {
             eto[ne++] = mark[w];

@@ -276,6 +276,7 @@ static int add_followers(pf_reader *r, pf_seq *s, const followers *fc, uint32_t 
                          uint64_t t, uint32_t cpu, uint16_t cpu16)
 {
     size_t n = fc->n < s->n_followers ? fc->n : s->n_followers;
+    r->st.extra_followers += fc->n - n;
     for (size_t k = 0; k < n; k++) {
         uint64_t d;
         if (counter_delta(r, s, cpu, 1 + (unsigned)k, fc->v[k], &d) != 0)
@@ -289,6 +290,29 @@ static int add_followers(pf_reader *r, pf_seq *s, const followers *fc, uint32_t 
         pc_add_counter(r->p, thread, t, s->follower_event[k], cpu16, clamp_i64(d));
     }
     return r->p->oom ? pf_nomem(r) : PC_OK;
+}
+
+/* The event of the sequence's samples, made at its first use: the
+ * timebase's when they are counted or of a known period, else "samples
+ * of X", so that no one reads a weight of one as time.  Without a
+ * timebase, traced_perf samples its default, the cpu-clock.  PF_NO_EVENT
+ * when out of memory. */
+static uint16_t sample_event(pf_reader *r, pf_seq *s, int counted)
+{
+    const char *base =
+        s->event_name == PC_NONE ? "cpu-clock" : pc_str(&r->p->str, s->event_name);
+    if (counted) {
+        int unit = s->event_name == PC_NONE ? PC_UNIT_NS : s->event_unit;
+        if (s->event == PF_NO_EVENT)
+            s->event = pf_event_named(r, base, unit);
+        return s->event;
+    }
+    if (s->uncounted_event == PF_NO_EVENT) {
+        char name[300];
+        snprintf(name, sizeof name, "samples of %s", base);
+        s->uncounted_event = pf_event_named(r, name, PC_UNIT_SAMPLES);
+    }
+    return s->uncounted_event;
 }
 
 int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
@@ -347,18 +371,9 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     if (pf_sample_time(r, s, pk, &t) < 0)
         return PC_OK;
     pc_profile *p = r->p;
-    uint16_t ev = PF_NO_EVENT;
     int64_t weight = 1;
-    const char *base = s->event_name == PC_NONE ? "cpu-clock" : pc_str(&p->str, s->event_name);
     uint32_t ucpu = (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu);
     uint16_t cpu16 = has_cpu && cpu < PC_NO_CPU ? (uint16_t)cpu : PC_NO_CPU;
-    if (has_count || s->nominal) {
-        /* Without a timebase, traced_perf samples its default, the cpu-clock. */
-        int unit = s->event_name == PC_NONE ? PC_UNIT_NS : s->event_unit;
-        if (s->event == PF_NO_EVENT && (s->event = pf_event_named(r, base, unit)) == PF_NO_EVENT)
-            return pf_nomem(r);
-        ev = s->event;
-    }
     if (has_count) {
         uint64_t d = 0;
         if (counter_delta(r, s, ucpu, 0, count, &d) != 0)
@@ -366,20 +381,13 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         weight = clamp_i64(d);
     } else if (s->nominal) {
         weight = clamp_i64(s->nominal);
-    } else {
-        /* Without counts or a known period each sample stands for one;
-         * such samples get an event of their own so that no one reads
-         * their weight as time. */
-        if (s->uncounted_event == PF_NO_EVENT) {
-            char name[300];
-            snprintf(name, sizeof name, "samples of %s", base);
-            if ((s->uncounted_event = pf_event_named(r, name, PC_UNIT_SAMPLES)) == PF_NO_EVENT)
-                return pf_nomem(r);
-        }
-        ev = s->uncounted_event;
     }
     uint32_t thread = pf_thread_of(r, (int64_t)pid, (int64_t)tid);
     if (thread == PC_NONE)
+        return pf_nomem(r);
+    /* A count is shown, as a weight or a counter value: its event comes
+     * before the followers', as the session lists them. */
+    if (has_count && sample_event(r, s, 1) == PF_NO_EVENT)
         return pf_nomem(r);
     if (add_followers(r, s, &fc, thread, t, ucpu, cpu16) != PC_OK)
         return r->err->status;
@@ -412,6 +420,9 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
      * skipped sample) is a counter value; an undefined callstack stays
      * a sample, whose weight is still the CPU's. */
     if (has_count && stack == PC_NONE && res == 0) {
+        uint16_t ev = sample_event(r, s, 1);
+        if (ev == PF_NO_EVENT)
+            return pf_nomem(r);
         pc_add_counter(p, thread, t, ev, cpu16, weight);
         return p->oom ? pf_nomem(r) : PC_OK;
     }
@@ -422,6 +433,9 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         r->st.bare_samples++;
         return PC_OK;
     }
+    uint16_t ev = sample_event(r, s, has_count || s->nominal);
+    if (ev == PF_NO_EVENT)
+        return pf_nomem(r);
     pc_add_sample(p, thread, t, stack, weight, ev, cpu16);
     return p->oom ? pf_nomem(r) : PC_OK;
 }

@@ -205,8 +205,9 @@ static void report(pf_reader *r)
         pc_log(o, PC_LOG_NOTICE, "%" PRIu64 " perf samples carry neither a callstack nor a "
                "count and are left out", st->bare_samples);
     if (st->extra_followers)
-        pc_log(o, PC_LOG_WARN, "%" PRIu64 " follower events past the first %d of a perf "
-               "session are not converted", st->extra_followers, PF_MAX_FOLLOWERS);
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " follower events or counts of perf samples "
+               "are not converted: past the first %d of their session, or without a "
+               "follower event it defines", st->extra_followers, PF_MAX_FOLLOWERS);
     if (st->producer_stops)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " perf producer event(s) (such as a guardrail "
                "stop) ended sampling early", st->producer_stops);
@@ -255,6 +256,9 @@ static void report(pf_reader *r)
         pc_log(o, PC_LOG_INFO, "%" PRIu64 " streaming allocations and %" PRIu64 " frees "
                "carry no callstacks: they are memory counters of their process",
                st->streaming_allocs, st->streaming_frees);
+    if (st->streaming_unfreed)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " streaming allocations reuse an address whose free "
+               "the trace lacks: its bytes count as freed then", st->streaming_unfreed);
     if (st->streaming_no_time)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " streaming allocations or frees have no time on "
                "the trace's clock and were left out", st->streaming_no_time);

@@ -151,7 +151,7 @@ typedef struct pf_stats {
     uint64_t partial_stacks;  /* samples whose stack lacks a frame's definition */
     uint64_t unwind_errors, needs_state, chrome_no_thread, chrome_bad;
     uint64_t heap_gaps, heap_unresolved, heap_empty, heap_no_clock, heap_flags;
-    uint64_t streaming_allocs, streaming_frees, streaming_no_time;
+    uint64_t streaming_allocs, streaming_frees, streaming_no_time, streaming_unfreed;
     uint64_t stack_samples, track_events, heap_graphs;
     /* TrackEvent: callstacks made samples; ones without a thread to put
      * them on (a track no TrackDescriptor ties to one). */

@@ -186,6 +186,14 @@ int pf_on_streaming_heap(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet
         }
         /* A free of an address with no allocation known counts nothing:
          * the allocation was before the recording. */
+        /* An address allocated again without a free seen (one lost with
+         * its packet): its bytes are taken back first, so that the
+         * counter does not drift up. */
+        if (!frees && h->size[e]) {
+            int64_t old = h->size[e] > INT64_MAX ? INT64_MAX : (int64_t)h->size[e];
+            pc_add_counter(r->p, thread, t, ev, PC_NO_CPU, -old);
+            r->st.streaming_unfreed++;
+        }
         uint64_t bytes = frees ? h->size[e] : i < size->n ? size->v[i] : 0;
         h->size[e] = frees ? 0 : bytes;
         if (!bytes)

@@ -465,3 +465,97 @@ TEST(perfetto_streaming_heap)
     j_free(root);
     free(text);
 }
+
+/* With a time range, the live bytes before it are the level it starts
+ * from, not zero. */
+TEST(perfetto_streaming_heap_time_range)
+{
+    pb_buf b = {0};
+    snapshot(&b, 0);
+    process_tree(&b);
+    static const uint64_t a[] = {0x1000, 0x2000, 0x3000}, sz[] = {100, 200, 50},
+                          t[] = {1000000, 2000000, 3000000};
+    streaming(&b, 0, 0, a, sz, t, 3);
+    pc_options o;
+    pc_options_init(&o);
+    o.time_start = 1500000;  /* from the first value at BOOT_AHEAD + 1 ms */
+    pc_profile *p = convert_buf(&b, &o);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    /* The 300 bytes allocated before the range, at its start, then the
+     * 50 inside it. */
+    T_EQ_INT(total(p, "streaming heap 0", -1), 350);
+    T_EQ_INT(p->counter.n, 2);
+    for (size_t i = 0; i < p->counter.n; i++)
+        if (p->counter.value[i] == 300)
+            T_EQ_INT(p->counter.time[i], BOOT_AHEAD + 2500000);
+    pc_profile_free(p);
+}
+
+/* Times at the far ends of the clock: the tracks are written without an
+ * overflow (the sanitizer build checks), the zero before the first. */
+TEST(perfetto_counters_extreme_times)
+{
+    pb_buf b = {0};
+    defaults(&b, 0);
+    for (int k = 0; k < 2; k++) {
+        size_t pk = pfe_packet(&b, SEQ);
+        pb_uint(&b, PFE_FLAGS, 2);
+        pb_uint(&b, PFE_TIMESTAMP, k ? (UINT64_C(1) << 63) + 5 : 1);
+        size_t m = pb_begin(&b, 66);
+        pb_uint(&b, 1, (uint32_t)k);
+        pb_uint(&b, 2, k ? 20 : 10);
+        pb_uint(&b, 3, k ? 20 : 10);
+        pb_uint(&b, 6, 1000);
+        pb_end(&b, m);
+        pb_end(&b, pk);
+    }
+    pc_profile *p = convert_buf(&b, NULL);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    T_EQ_INT(p->counter.n, 2);
+    char *text = processed_of(p);
+    T_CHECK(text != NULL);
+    free(text);
+    pc_profile_free(p);
+}
+
+/* Counter values follow their threads through the thread filters and
+ * into a profile they are added to. */
+TEST(perfetto_counters_filters_and_merge)
+{
+    pb_buf b = {0};
+    counting(&b, 0);
+    pc_options o;
+    pc_options_init(&o);
+    int64_t tid = 101;
+    o.tids.items = &tid;
+    o.tids.n = 1;
+    pc_profile *p = convert_buf(&b, &o);
+    if (p) {
+        T_EQ_INT(p->counter.n, READS * 3);
+        T_EQ_INT(total(p, "cpu-cycles", 101), READS * GAP * 2);
+        pc_profile_free(p);
+    }
+    pc_options_init(&o);
+    p = convert_buf(&b, &o);
+    pc_profile *q = convert_buf(&b, &o);
+    pb_buf_free(&b);
+    if (!p || !q) {
+        pc_profile_free(p);
+        pc_profile_free(q);
+        return;
+    }
+    T_EQ_INT(pc_profile_append(p, q, NULL, 0, PC_PID_SPAN), 0);
+    T_EQ_INT(p->counter.n, 2 * READS * 2 * 3);
+    T_EQ_INT(total(p, "cpu-cycles", -1), 2 * 2 * READS * GAP * 2);
+    /* The appended process moved to a pid of its own, its values with it. */
+    size_t moved = 0;
+    for (size_t i = 0; i < p->counter.n; i++)
+        moved += p->thread.pid[p->counter.thread[i]] == 100 + PC_PID_SPAN;
+    T_EQ_INT(moved, READS * 2 * 3);
+    pc_profile_free(p);
+    pc_profile_free(q);
+}
