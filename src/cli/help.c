@@ -22,6 +22,8 @@ const char cli_usage_text[] =
 "                        .speedscope.json), in the current directory\n"
 "                        (standard output when the input is standard input).\n"
 "                        Gzipped or pprof output is not written to a terminal.\n"
+"                        A .jslb or .jslb.gz name writes the firefox format\n"
+"                        in a JSLB file, for profiles too big for JSON.\n"
 "                                                     e.g. -o app.json.gz\n"
 "  -t, --to FORMAT       output format: firefox (the Firefox Profiler's\n"
 "                        processed format: sample weights, fast loading),\n"
