@@ -45,6 +45,7 @@ enum { KIND_PERF, KIND_CHROME, KIND_HEAP };
 
 typedef struct opts {
     long samples, threads, processes, depth, symbols, paths, sequences, dumps;
+    long reuse;   /* samples per callstack, about (1: as the paths fall) */
     int kind;
     unsigned long long seed;
     const char *out;
@@ -180,7 +181,25 @@ typedef struct pick {
     long th, p, depth, leaf;
 } pick;
 
+/* Recent picks, for --reuse: a callstack sampled again soon after, as a
+ * hot loop is. */
+enum { RECENT = 4096 };
+static pick recent[RECENT];
+static long n_recent;
+
+static pick new_path(const world *w);
+
 static pick pick_path(const world *w)
+{
+    long reuse = w->o->reuse;
+    if (reuse > 1 && n_recent && below(reuse) != 0)
+        return recent[below(n_recent < RECENT ? n_recent : RECENT)];
+    pick k = new_path(w);
+    recent[n_recent++ % RECENT] = k;
+    return k;
+}
+
+static pick new_path(const world *w)
 {
     const opts *o = w->o;
     pick k;
@@ -802,14 +821,16 @@ static int usage(void)
     fprintf(stderr,
             "usage: gen-perfetto [--kind perf|chrome|heap] [--samples N] [--threads N]\n"
             "         [--processes N] [--depth N] [--symbols N] [--paths N]\n"
-            "         [--sequences N] [--dumps N] [--seed N] -o FILE\n"
-            "  --sequences: traced_perf sequences (perf); --dumps: heap dump rounds (heap)\n");
+            "         [--sequences N] [--dumps N] [--reuse N] [--seed N] -o FILE\n"
+            "  --sequences: traced_perf sequences (perf); --dumps: heap dump rounds (heap)\n"
+            "  --reuse: about N samples per callstack, from recent ones (default 1: each\n"
+            "           sample picks a path afresh)\n");
     return 1;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 10, KIND_PERF, 1, NULL};
+    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 10, 1, KIND_PERF, 1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -839,12 +860,13 @@ static int parse(int argc, char **argv, opts *o)
             {"--processes", &o->processes}, {"--depth", &o->depth},
             {"--symbols", &o->symbols}, {"--paths", &o->paths},
             {"--sequences", &o->sequences}, {"--dumps", &o->dumps},
+            {"--reuse", &o->reuse},
         };
         if (gen_number(nums, sizeof nums / sizeof *nums, a, argv[++i]) != 1)
             return -1;
     }
     if (!o->out || o->threads < o->processes || o->depth < 3 || o->depth > 1000 ||
-        o->symbols < N_ANDROID || o->sequences > 1000 || o->threads > 100000)
+        o->symbols < N_ANDROID || o->sequences > 1000 || o->threads > 100000 || o->reuse < 1)
         return -1;
     return 0;
 }

@@ -180,6 +180,13 @@ bench_case "perfetto perf $big" "$n_big" "$big_runs" "firefox.json firefox.json.
 rss_note "perfetto perf $big"
 rm -f "$in" "$work"/out.*
 
+# The same with each callstack sampled about 200 times, as hot code is in
+# long recordings: what costs then is the samples, not new frames.
+in="$work/pf_reuse.pftrace"
+"$build/gen-perfetto" --kind perf --samples "$n_big" --reuse 200 "${sp_opts[@]}" -o "$in"
+bench_case "perfetto perf $big --reuse 200" "$n_big" "$big_runs" "firefox.json.gz pb.gz" "$in"
+rm -f "$in" "$work"/out.*
+
 in="$work/pf_chrome.pftrace"
 "$build/gen-perfetto" --kind chrome --samples "$n_small" "${sp_opts[@]}" -o "$in"
 bench_case "perfetto chrome $small" "$n_small" "$small_runs" "firefox.json.gz pb.gz" "$in"
