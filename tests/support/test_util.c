@@ -1,4 +1,5 @@
 #include "test_util.h"
+#include "jsonmini.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -289,6 +290,34 @@ size_t write_simpleperf_file(const char *path, size_t n, int varied)
         ok = 0;
     spe_free(&e);
     return ok ? len : 0;
+}
+
+struct jv *t_validate(const char *const *files, size_t n)
+{
+    static unsigned calls;
+    char report[700];
+    snprintf(report, sizeof report, "%s/validate-%u.json", t_tmpdir(), calls++);
+    size_t cap = 1024 + 8 * 1024;
+    for (size_t i = 0; i < n; i++)
+        cap += strlen(files[i]) + 1;
+    char *cmd = malloc(cap);
+    if (!cmd)
+        return NULL;
+    size_t used = (size_t)snprintf(cmd, cap, "%s/fxprof/validate --quiet --json %s",
+                                   t_shared() ? t_shared() : "../shared", report);
+    for (size_t i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(cmd + used, cap - used, " %s", files[i]);
+    if (used < cap)
+        snprintf(cmd + used, cap - used, " >/dev/null 2>&1");
+    remove(report);
+    int rc = system(cmd);
+    (void)rc;  /* 1 when a file fails to load: the report says which */
+    free(cmd);
+    char *text = read_text(report);
+    char msg[256];
+    jv *r = text ? j_parse(text, strlen(text), msg, sizeof msg) : NULL;
+    free(text);
+    return r;
 }
 
 int t_node20(void)

@@ -62,6 +62,10 @@ char *read_text(const char *path);
 /* Whether Node.js 20 or newer runs here, which ../shared/fxprof/validate
  * and the screenshot scripts need (asked once). */
 int t_node20(void);
+/* The report of ../shared/fxprof/validate --json on the n files, parsed:
+ * an array with one object per file (NULL when validate gave none; the
+ * caller frees it with j_free).  Needs t_shared() and t_node20(). */
+struct jv *t_validate(const char *const *files, size_t n);
 
 /* Whether name is an executable file in $PATH. */
 int t_in_path(const char *name);
