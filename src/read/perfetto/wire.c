@@ -52,6 +52,10 @@ int pf_each_varint(pf_reader *r, pb_reader *pr, const pb_field *f, pf_each_fn fn
 {
     if (f->wiretype == V)
         return fn(r, ctx, f->value);
+    if (f->wiretype != L) {
+        pb_expect(pr, f, V);
+        return pf_wire_fail(r, pr, what);
+    }
     pb_reader sub;
     uint64_t v;
     int got;
