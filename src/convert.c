@@ -263,6 +263,10 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
         st = pc_offcpu_mix(p, err);
     if (st == PC_OK && refuse_empty)
         st = nothing_to_show(p, in, threads, heap_read, err);
+    /* Writers only read the stacks: what interning needs goes, before the
+     * writers' own tables come. */
+    if (st == PC_OK)
+        pc_stree_freeze(&p->stack);
     free(threads);
     if (st != PC_OK) {
         pc_profile_free(p);

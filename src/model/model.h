@@ -109,6 +109,8 @@ typedef struct pc_stree {
     uint32_t *head, *next, root_head;
     size_t n, cap, n_hashed;
     pc_htab idx;
+    /* 1 once pc_stree_freeze dropped the means of interning. */
+    int frozen;
 } pc_stree;
 
 void pc_stree_init(pc_stree *t);
@@ -116,6 +118,11 @@ void pc_stree_init(pc_stree *t);
  * when prefix is no node. */
 uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame);
 void pc_stree_free(pc_stree *t);
+/* Keeps only the nodes (prefix, frame), at their exact size: what writers
+ * read, which is a third of what interning keeps per node.  A later
+ * pc_stree_intern builds the rest again first.  Returns 0, or -1 when the
+ * arrays could not be shrunk (nothing is lost then). */
+int pc_stree_freeze(pc_stree *t);
 
 struct pc_profile {
     pc_strtab str;

@@ -48,8 +48,77 @@ void pc_stree_free(pc_stree *t)
     pc_stree_init(t);
 }
 
+int pc_stree_freeze(pc_stree *t)
+{
+    if (t->frozen)
+        return 0;
+    free(t->child);
+    free(t->head);
+    free(t->next);
+    t->child = t->head = t->next = NULL;
+    pc_htab_free(&t->idx);
+    t->n_hashed = 0;
+    t->root_child = t->root_head = PC_NONE;
+    t->frozen = 1;
+    if (t->n < t->cap) {
+        size_t n = t->n ? t->n : 1;
+        uint32_t *pre = realloc(t->prefix, n * sizeof *pre);
+        if (pre)
+            t->prefix = pre;
+        uint32_t *fr = realloc(t->frame, n * sizeof *fr);
+        if (fr)
+            t->frame = fr;
+        if (!pre || !fr)
+            return -1;
+        t->cap = n;
+    }
+    return 0;
+}
+
+/* The lists and hashed children of a frozen tree, built again: each node
+ * goes to its prefix's list, or to the hash table for a prefix with more
+ * than STACK_LIST_MAX children, as interning would have put it. */
+static int thaw(pc_stree *t)
+{
+    size_t cap = t->n ? t->n : 1;
+    uint32_t *count = calloc(cap + 1, sizeof *count);
+    t->child = malloc(cap * sizeof *t->child);
+    t->head = malloc(cap * sizeof *t->head);
+    t->next = malloc(cap * sizeof *t->next);
+    if (!count || !t->child || !t->head || !t->next) {
+        free(count);
+        return -1;
+    }
+    /* count[prefix + 1]: children of prefix (count[0]: of the root). */
+    for (size_t i = 0; i < t->n; i++)
+        count[t->prefix[i] == PC_NONE ? 0 : t->prefix[i] + 1]++;
+    for (size_t i = 0; i < t->n; i++)
+        t->child[i] = t->head[i] = PC_NONE;
+    t->root_child = t->root_head = PC_NONE;
+    for (size_t i = 0; i < t->n; i++) {
+        uint32_t pre = t->prefix[i];
+        uint32_t *head = pre == PC_NONE ? &t->root_head : &t->head[pre];
+        t->next[i] = PC_NONE;
+        if (count[pre == PC_NONE ? 0 : pre + 1] > STACK_LIST_MAX) {
+            *head = STACK_HASHED;
+            if (stack_hash_add(t, (uint32_t)i) < 0) {
+                free(count);
+                return -1;
+            }
+        } else {
+            t->next[i] = *head;
+            *head = (uint32_t)i;
+        }
+    }
+    free(count);
+    t->frozen = 0;
+    return 0;
+}
+
 uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
 {
+    if (t->frozen && thaw(t) < 0)
+        return PC_NONE;
     if (prefix != PC_NONE && prefix >= t->n)
         return PC_NONE;
     uint32_t last = prefix == PC_NONE ? t->root_child : t->child[prefix];
