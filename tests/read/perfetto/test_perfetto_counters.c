@@ -254,6 +254,7 @@ TEST(perfetto_counters_in_processed_output)
         T_CHECK(fabs(ns.max_rate - 2e6) < 1);
     }
     j_free(root);
+    free(text);
 }
 
 /* With --percpu the CPUs are the threads, and each has its tracks. */
@@ -285,6 +286,7 @@ TEST(perfetto_counters_per_cpu)
         T_CHECK(th && strcmp(j_get(th, "name")->str, "CPU 1") == 0);
     }
     j_free(root);
+    free(text);
 }
 
 /* Time filters keep the values read in the range. */
@@ -454,6 +456,7 @@ TEST(perfetto_streaming_heap)
         T_CHECK(fabs(m.sum - 250) < 1e-9);
     }
     j_free(root);
+    free(text);
 }
 
 /* With a time range, the live bytes before it are the level it starts
