@@ -194,8 +194,10 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
                       src->sw.time[i] + shift, src->sw.on[i]);
     for (size_t i = 0; i < src->marker.n && !dst->oom; i++) {
         uint32_t s = src->marker.s[i];
-        /* Only an unwinding error's s is a string (its name). */
-        if (src->marker.type[i] == PC_MARK_UNWIND)
+        /* Only an unwinding error's s (its name) and a slice's (its
+         * category) are strings. */
+        if (src->marker.type[i] == PC_MARK_UNWIND ||
+            (src->marker.type[i] == PC_MARK_SLICE && s != PC_NONE))
             s = S(s);
         pc_add_marker(dst, thmap[src->marker.thread[i]], src->marker.type[i],
                       S(src->marker.name[i]), src->marker.start[i] + shift,

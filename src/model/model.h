@@ -93,6 +93,9 @@ enum pc_marker_type {
     PC_MARK_ONCPU,   /* interval the thread ran on a CPU */
     PC_MARK_UNWIND,  /* instant: a sample whose unwinding stopped early;
                         s = error name, a = raw code, b = error address */
+    PC_MARK_SLICE,   /* interval the input traced (a Perfetto TrackEvent
+                        slice; an instant event has end == start);
+                        s = its category (string id) or PC_NONE */
 };
 
 /* A root-first prefix tree of (prefix, frame) nodes, each interned once;

@@ -112,6 +112,17 @@ void pc_format_hex(char *buf, uint64_t v)
 
 void pc_jw_marker_data(jw *w, const pc_profile *p, uint32_t i)
 {
+    if (p->marker.type[i] == PC_MARK_SLICE) {
+        jw_obj(w);
+        jw_key(w, "type");
+        jw_cstr(w, "TrackEvent");
+        if (p->marker.s[i] != PC_NONE) {
+            jw_key(w, "category");
+            pc_jw_str_id(w, p, p->marker.s[i]);
+        }
+        jw_obj_end(w);
+        return;
+    }
     if (p->marker.type[i] != PC_MARK_UNWIND) {
         jw_raw(w, p->marker.type[i] == PC_MARK_OFFCPU ? "{\"type\":\"OffCPU\"}"
                                                         : "{\"type\":\"OnCPU\"}");
@@ -278,6 +289,8 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
         any[p->heap.thread[i]] += pc_heap_shown(p, i) && pc_heap_value(p, i);
     for (size_t i = 0; i < p->counter.n; i++)
         any[p->counter.thread[i]] += p->counter.value[i] != 0;
+    for (size_t i = 0; i < p->marker.n; i++)
+        any[p->marker.thread[i]] += p->marker.type[i] == PC_MARK_SLICE;
     uint32_t app = PC_NONE, busiest = PC_NONE, most = PC_NONE;
     for (size_t t = 0; t < nt; t++) {
         if (on[t] && p->thread.tid[t] == p->thread.pid[t] && app == PC_NONE &&

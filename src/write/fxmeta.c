@@ -41,6 +41,10 @@ static const marker_field unwind_fields[] = {
     {"address", "Error address", "string", 0},
 };
 
+static const marker_field slice_fields[] = {
+    {"category", "Category", "string", 1},
+};
+
 static const struct marker_type {
     const char *name, *tooltip, *label, *description;
     int overview;  /* also drawn in the timeline's overview */
@@ -54,6 +58,8 @@ static const struct marker_type {
     {"UnwindError", "Unwinding stopped: {marker.data.error}", "{marker.data.error}",
      "The sample's stack is truncated: unwinding stopped early.", 0, unwind_fields,
      sizeof unwind_fields / sizeof *unwind_fields},
+    {"TrackEvent", "{marker.name}", "{marker.name}", "A slice the trace recorded (TrackEvent).",
+     0, slice_fields, sizeof slice_fields / sizeof *slice_fields},
 };
 
 static void field(jw *w, const marker_field *f, int gecko)

@@ -300,13 +300,15 @@ static void check_loaded(const fxcase *k)
         sampled |= j_num(j_get(thread_at(r, i), "samples")) > 0;
     int counted = !sampled && k->format == PC_FORMAT_FIREFOX && counter_tracks(k->out) > 0 &&
                   j_num(j_get(meta, "localTracks")) > j_num(j_get(meta, "hiddenLocalTracks"));
-    T_CHECK(shows || counted);
-    /* The thread shown first has something to show. */
+    /* Traced slices alone show in the marker chart of their thread. */
     const jv *sel = j_get(meta, "selectedThreads");
     T_EQ_INT(j_len(sel), 1);
     const jv *st = thread_at(r, (size_t)j_int(j_at(sel, 0)));
+    int marked = !sampled && j_num(j_get(st, "markers")) > 0;
+    T_CHECK(shows || counted || marked);
+    /* The thread shown first has something to show. */
     T_CHECK(j_num(j_get(st, "samples")) > 0 || j_num(j_get(st, "nativeAllocations")) > 0 ||
-            counted);
+            counted || marked);
     /* The title names the input, and only it. */
     const char *product = j_str(j_get(meta, "product"));
     static const char *const source[] = {"(simpleperf", "(Perfetto", "(perf script"};

@@ -152,7 +152,8 @@ static void describe_rest(pf_reader *r)
         const char *what;
     } kinds[] = {
         {st->heap_graphs, "Java heap graph packets (android.java_hprof)"},
-        {st->track_events - st->te_callstacks, "TrackEvent packets without a callstack (slices)"},
+        {st->te_no_thread, "TrackEvents on tracks of no thread"},
+        {st->te_other, "TrackEvent packets that are no slice (counters, legacy events)"},
         {st->skipped_samples, "perf samples without a callstack (skipped by traced_perf)"},
         {st->bare_samples, "perf samples with neither a callstack nor a count"},
         {st->unresolved_callstacks, "samples whose callstack the trace does not define"},
@@ -279,12 +280,21 @@ static void report(pf_reader *r)
                "\"TrackEvent callstacks\", each with its slice's name as the leaf",
                st->te_callstacks);
     if (st->te_no_thread)
-        pc_log(o, PC_LOG_WARN, "%" PRIu64 " TrackEvent callstacks were left out: their track "
-               "is no thread's", st->te_no_thread);
-    if (st->track_events > st->te_callstacks + st->te_no_thread)
-        pc_log(o, PC_LOG_INFO, "%" PRIu64 " TrackEvent packets without a callstack (slices, "
-               "instants, counters) are not converted",
-               st->track_events - st->te_callstacks - st->te_no_thread);
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " TrackEvents (slices or callstacks) were left out: "
+               "their track is no thread's", st->te_no_thread);
+    if (st->te_other)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " TrackEvent packets that are no slice (counters, "
+               "legacy events) are not converted", st->te_other);
+    if (st->te_slices)
+        pc_log(o, PC_LOG_INFO, "%" PRIu64 " TrackEvent slices and instants are markers of "
+               "their threads", st->te_slices);
+    if (st->te_unended)
+        pc_log(o, PC_LOG_NOTICE, "%" PRIu64 " TrackEvent slices did not end: they last to "
+               "the trace's last TrackEvent", st->te_unended);
+    if (st->te_unmatched_ends)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " TrackEvent slice ends matched no begin on their "
+               "track (or too many slices were open) and were left out",
+               st->te_unmatched_ends);
     describe_rest(r);
 }
 
@@ -306,6 +316,8 @@ int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
             st = pf_heap_dump_end(&r, &r.seqs[i]);
     if (st == PC_OK)
         st = pf_heap_graph_end(&r);
+    if (st == PC_OK)
+        st = pf_track_event_end(&r);
     if (st == PC_OK)
         st = pf_resolve_names(&r);
     if (st == PC_OK)

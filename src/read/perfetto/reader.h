@@ -155,7 +155,8 @@ typedef struct pf_stats {
     uint64_t stack_samples, track_events, heap_graphs;
     /* TrackEvent: callstacks made samples; ones without a thread to put
      * them on (a track no TrackDescriptor ties to one). */
-    uint64_t te_callstacks, te_no_thread;
+    uint64_t te_callstacks, te_no_thread, te_slices, te_unmatched_ends, te_unended;
+    uint64_t te_other;          /* TrackEvents neither slice nor callstack */
     /* StackSample: follower counter values, references to interned data
      * the trace does not define, samples of async contexts. */
     uint64_t ss_followers, ss_undefined, ss_async;
@@ -270,6 +271,15 @@ typedef struct pf_reader {
         size_t n, cap;
         pc_htab idx;
         uint16_t event1;      /* the callstacks' event + 1 */
+        /* Slices begun and not ended yet, innermost last: their track
+         * (a uuid, or the sequence id with the top bit for a sequence's
+         * own thread), thread, name, category (or PC_NONE) and start. */
+        struct {
+            uint64_t *key, *start;
+            uint32_t *thread, *name, *cat;
+            size_t n, cap;
+        } open;
+        uint64_t last_time;   /* the latest TrackEvent time */
     } te;
 
     /* The first frame, mapping or function name a callstack refers to
@@ -352,6 +362,9 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
 /* Notes that track uuid is thread tid of process pid (TrackDescriptor). */
 int pf_track_thread(pf_reader *r, uint64_t uuid, int64_t pid, int64_t tid);
 void pf_track_event_free(pf_reader *r);
+/* Once the trace is read: the slices still open end at the latest
+ * TrackEvent time. */
+int pf_track_event_end(pf_reader *r);
 
 /* ---- stack_sample.c ---- */
 

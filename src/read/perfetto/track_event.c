@@ -1,12 +1,18 @@
-/* TrackEvent packets (field 11) that carry a callstack: Chrome's and the
- * Perfetto SDK's slices can record the stack where a slice began or
- * ended, inline (callstack, 55: an InlineCallstack) or interned
- * (callstack_iid, 56).  Each such stack becomes a sample of the event
- * "TrackEvent callstacks" on the slice's thread, at the event's time, the
- * slice's name as its leaf, so the call tree tells which code starts
- * which slices.  Slices without a callstack are counted only: the model
- * has no slices.  A weight (callstack_weight, 57, a double) is not kept:
- * each callstack counts one. */
+/* TrackEvent packets (field 11): Chrome's and the Perfetto SDK's slices
+ * on thread tracks.
+ *
+ * Each slice is a marker of its thread: a begin opens it on its track, the
+ * next end on the track closes the innermost one, and an instant event is
+ * a slice of no length; one still open when the trace ends lasts to the
+ * last TrackEvent.
+ *
+ * A slice can also record the stack where it began or ended, inline
+ * (callstack, 55: an InlineCallstack) or interned (callstack_iid, 56).
+ * Each such stack becomes a sample of the event "TrackEvent callstacks"
+ * on the slice's thread, at the event's time, the slice's name as its
+ * leaf, so the call tree tells which code starts which slices.  A weight
+ * (callstack_weight, 57, a double) is not kept: each callstack counts
+ * one. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +21,7 @@
 #include "base/grow.h"
 #include "read/perfetto/reader.h"
 
-enum { TE_SLICE_BEGIN = 1, TE_SLICE_END = 2 };
+enum { TE_SLICE_BEGIN = 1, TE_SLICE_END = 2, TE_INSTANT = 3 };
 
 int pf_track_thread(pf_reader *r, uint64_t uuid, int64_t pid, int64_t tid)
 {
@@ -60,6 +66,80 @@ void pf_track_event_free(pf_reader *r)
     free(r->te.pid);
     free(r->te.tid);
     pc_htab_free(&r->te.idx);
+    free(r->te.open.key);
+    free(r->te.open.start);
+    free(r->te.open.thread);
+    free(r->te.open.name);
+    free(r->te.open.cat);
+}
+
+int pf_track_event_end(pf_reader *r)
+{
+    for (size_t i = r->te.open.n; i-- > 0;) {
+        pc_add_marker(r->p, r->te.open.thread[i], PC_MARK_SLICE, r->te.open.name[i],
+                      r->te.open.start[i], r->te.last_time, r->te.open.cat[i], 0, 0);
+        r->st.te_unended++;
+    }
+    r->te.open.n = 0;
+    return r->p->oom ? pf_nomem(r) : PC_OK;
+}
+
+/* The slice's marker: a begin opens it, an end closes the innermost one
+ * open on the same track, an instant is one of no length. */
+static int slice_marker(pf_reader *r, int type, uint64_t key, uint32_t thread, uint32_t name,
+                        uint32_t cat, uint64_t t)
+{
+    pc_profile *p = r->p;
+    if (t > r->te.last_time)
+        r->te.last_time = t;
+    if (type == TE_INSTANT) {
+        r->st.te_slices++;
+        pc_add_marker(p, thread, PC_MARK_SLICE, name, t, t, cat, 0, 0);
+        return p->oom ? pf_nomem(r) : PC_OK;
+    }
+    if (type == TE_SLICE_BEGIN) {
+        /* Slices nest a few deep on a few tracks: more left open is
+         * damage, and would make each end's search long. */
+        if (r->te.open.n >= (1u << 16)) {
+            r->st.te_unmatched_ends++;
+            return PC_OK;
+        }
+        struct pc_col cols[] = {PC_COL(r->te.open.key), PC_COL(r->te.open.start),
+                                PC_COL(r->te.open.thread), PC_COL(r->te.open.name),
+                                PC_COL(r->te.open.cat)};
+        if (pc_grow_cols(&r->te.open.cap, r->te.open.n + 1, cols, 5) < 0)
+            return pf_nomem(r);
+        size_t i = r->te.open.n++;
+        r->te.open.key[i] = key;
+        r->te.open.start[i] = t;
+        r->te.open.thread[i] = thread;
+        r->te.open.name[i] = name;
+        r->te.open.cat[i] = cat;
+        return PC_OK;
+    }
+    if (type != TE_SLICE_END)
+        return PC_OK;
+    size_t i = r->te.open.n;
+    while (i > 0 && r->te.open.key[i - 1] != key)
+        i--;
+    if (!i) {
+        r->st.te_unmatched_ends++;
+        return PC_OK;
+    }
+    i--;
+    r->st.te_slices++;
+    uint64_t start = r->te.open.start[i];
+    pc_add_marker(p, r->te.open.thread[i], PC_MARK_SLICE, r->te.open.name[i], start,
+                  t < start ? start : t, r->te.open.cat[i], 0, 0);
+    /* Closed: the slices opened after it on other tracks stay, in order. */
+    size_t tail = r->te.open.n - i - 1;
+    memmove(r->te.open.key + i, r->te.open.key + i + 1, tail * sizeof *r->te.open.key);
+    memmove(r->te.open.start + i, r->te.open.start + i + 1, tail * sizeof *r->te.open.start);
+    memmove(r->te.open.thread + i, r->te.open.thread + i + 1, tail * sizeof *r->te.open.thread);
+    memmove(r->te.open.name + i, r->te.open.name + i + 1, tail * sizeof *r->te.open.name);
+    memmove(r->te.open.cat + i, r->te.open.cat + i + 1, tail * sizeof *r->te.open.cat);
+    r->te.open.n--;
+    return p->oom ? pf_nomem(r) : PC_OK;
 }
 
 int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
@@ -67,13 +147,13 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     pb_field f, cs;
     int got, type = 0, has_inline = 0, has_uuid = 0;
     uint64_t uuid = 0, name_iid = 0, cs_iid = 0;
-    const uint8_t *name = NULL;
-    size_t name_len = 0;
+    const uint8_t *name = NULL, *cat = NULL;
+    size_t name_len = 0, cat_len = 0;
     memset(&cs, 0, sizeof cs);
     r->st.track_events++;
     while ((got = pb_next(pr, &f)) > 0) {
         /* The fields read must have their wire types; others pass. */
-        int want = f.number == 23 || f.number == 55 ? L
+        int want = f.number == 22 || f.number == 23 || f.number == 55 ? L
                    : f.number == 9 || f.number == 10 || f.number == 11 || f.number == 56 ? V
                                                                                           : -1;
         if (want >= 0 && (int)f.wiretype != want) {
@@ -84,6 +164,12 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         case 9: type = (int)f.value; break;
         case 10: name_iid = f.value; break;
         case 11: uuid = f.value; has_uuid = 1; break;
+        case 22:
+            if (!cat) {
+                cat = f.data;
+                cat_len = f.len;
+            }
+            break;
         case 23: name = f.data; name_len = f.len; break;
         case 55: cs = f; has_inline = 1; cs_iid = 0; break;
         case 56: cs_iid = f.value; has_inline = 0; break;
@@ -91,8 +177,11 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     }
     if (got < 0)
         return pf_wire_fail(r, pr, "TrackEvent");
-    if (!has_inline && !cs_iid)
+    int slice = type == TE_SLICE_BEGIN || type == TE_SLICE_END || type == TE_INSTANT;
+    if (!slice && !has_inline && !cs_iid) {
+        r->st.te_other++;
         return PC_OK;
+    }
     /* The thread: the track's, else the sequence's own. */
     int64_t pid, tid;
     uint32_t k = has_uuid ? track_of(r, uuid) : PC_NONE;
@@ -110,6 +199,25 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     if (pf_sample_time(r, s, pk, &t) < 0)
         return PC_OK;
     pc_profile *p = r->p;
+    uint32_t thread = pf_thread_of(r, pid, tid);
+    if (thread == PC_NONE)
+        return pf_nomem(r);
+    uint32_t sid = PC_NONE;
+    if (name_len)
+        sid = pc_intern(p, name, name_len);
+    else if (name_iid)
+        sid = pf_interned_find(&s->it, PF_EVENT_NAME, name_iid);
+    if (sid == PC_NONE)
+        sid = pc_intern_cstr(p, "[unnamed slice]");
+    uint32_t cid = cat_len ? pc_intern(p, cat, cat_len) : PC_NONE;
+    if (sid == PC_NONE || p->oom)
+        return pf_nomem(r);
+    /* An end names no slice: the one it closes has the name. */
+    if (slice && slice_marker(r, type, has_uuid ? uuid : UINT64_C(1) << 63 | s->id, thread,
+                              sid, cid, t) != PC_OK)
+        return r->err->status;
+    if (!has_inline && !cs_iid)
+        return PC_OK;
     uint32_t stack = PC_NONE;
     if (has_inline) {
         if (pf_inline_stack(r, pr, &cs, &stack) != PC_OK)
@@ -125,14 +233,7 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         r->st.partial_stacks += res > 0;
     }
     /* The slice's name as the leaf; an end's is marked so. */
-    uint32_t sid = PC_NONE;
-    if (name_len)
-        sid = pc_intern(p, name, name_len);
-    else if (name_iid)
-        sid = pf_interned_find(&s->it, PF_EVENT_NAME, name_iid);
-    if (sid == PC_NONE)
-        sid = pc_intern_cstr(p, "[unnamed slice]");
-    if (type == TE_SLICE_END && sid != PC_NONE) {
+    if (type == TE_SLICE_END) {
         char buf[512];
         snprintf(buf, sizeof buf, "%.*s (end)", (int)(pc_str_len(&p->str, sid) > 400
                                                          ? 400 : pc_str_len(&p->str, sid)),
@@ -149,8 +250,7 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
             return pf_nomem(r);
         r->te.event1 = (uint16_t)(ev + 1);
     }
-    uint32_t thread = pf_thread_of(r, pid, tid);
-    if (thread == PC_NONE || stack == PC_NONE)
+    if (stack == PC_NONE)
         return pf_nomem(r);
     pc_add_sample(p, thread, t, stack, 1, (uint16_t)(r->te.event1 - 1), PC_NO_CPU);
     r->st.te_callstacks++;

@@ -87,7 +87,8 @@ TEST(perfetto_refusals)
     pc_profile_free(p);
     pb_buf_free(&b);
 
-    /* A Java heap graph and a TrackEvent: neither gives a sample yet. */
+    /* A Java heap graph without objects and a TrackEvent of no type:
+     * neither gives anything to show. */
     static const uint32_t fields[] = {56, 11};
     for (size_t k = 0; k < 2; k++) {
         size_t pk = pfe_packet(&b, 1);
@@ -101,7 +102,7 @@ TEST(perfetto_refusals)
     T_EQ_INT(convert_bytes(b.data, b.len, NULL, &p, &err), PC_EINPUT);
     T_CONTAINS(err.message, "fixture: nothing to show: the input holds no samples; the trace "
                             "(2 packets) holds 1 Java heap graph packets (android.java_hprof), "
-                            "1 TrackEvent packets without a callstack (slices); CPU samples "
+                            "1 TrackEvent packets that are no slice (counters, legacy events); CPU samples "
                             "with callstacks come from the linux.perf data source");
     pb_buf_free(&b);
 }

@@ -93,7 +93,7 @@ TEST(perfetto_track_event_callstacks)
         }
         T_EQ_INT(load, 1);
         T_EQ_INT(draw, 1);
-        T_CONTAINS(log_capture_text(), "1 TrackEvent callstacks were left out");
+        T_CONTAINS(log_capture_text(), "1 TrackEvents (slices or callstacks) were left out");
         T_CONTAINS(log_capture_text(), "2 TrackEvent callstacks are samples");
     }
     pc_profile_free(p);
@@ -112,4 +112,92 @@ TEST(perfetto_track_event_callstacks)
     pc_profile_free(p);
     pb_buf_free(&bad);
     pb_buf_free(&b);
+}
+
+/* A TrackEvent of type on track uuid at ts (name NULL: none; cat NULL:
+ * no category). */
+static void event(pb_buf *b, uint64_t ts, uint64_t uuid, int type, const char *name,
+                  const char *cat)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_TIMESTAMP, ts);
+    size_t te = pb_begin(b, TP_TRACK_EVENT);
+    pb_uint(b, 9, (uint64_t)type);
+    pb_uint(b, 11, uuid);
+    if (cat)
+        pb_string(b, 22, cat);
+    if (name)
+        pb_string(b, 23, name);
+    pb_end(b, te);
+    pb_end(b, pk);
+}
+
+/* Slices are markers of their thread: nested begins and ends pair up
+ * innermost first, per track; an instant has no length; a slice still
+ * open at the end lasts to the last event; an end with nothing open is
+ * left out, said so. */
+TEST(perfetto_track_event_slices)
+{
+    pb_buf b = {0};
+    track(&b, 7, 100, 101);
+    track(&b, 8, 100, 102);
+    event(&b, 1000, 7, 1, "Outer", "gfx");
+    event(&b, 1500, 8, 1, "Other", NULL);
+    event(&b, 2000, 7, 1, "Inner", NULL);
+    event(&b, 2500, 7, 3, "Tick", "input");
+    event(&b, 3000, 7, 2, NULL, NULL);   /* ends Inner */
+    event(&b, 3500, 8, 2, NULL, NULL);   /* ends Other */
+    event(&b, 4000, 7, 2, NULL, NULL);   /* ends Outer */
+    event(&b, 4500, 8, 2, NULL, NULL);   /* nothing open on track 8 */
+    event(&b, 5000, 7, 1, "Unended", NULL);
+    event(&b, 6000, 8, 3, "Last", NULL);
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, &o, &p, &err), PC_OK);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    static const struct {
+        const char *name, *cat;
+        int64_t tid;
+        uint64_t start, end;
+    } want[] = {
+        {"Outer", "gfx", 101, 1000, 4000}, {"Other", NULL, 102, 1500, 3500},
+        {"Inner", NULL, 101, 2000, 3000},  {"Tick", "input", 101, 2500, 2500},
+        {"Unended", NULL, 101, 5000, 6000}, {"Last", NULL, 102, 6000, 6000},
+    };
+    size_t slices = 0;
+    for (size_t i = 0; i < p->marker.n; i++)
+        slices += p->marker.type[i] == PC_MARK_SLICE;
+    T_EQ_INT(slices, 6);
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        size_t found = 0;
+        for (size_t i = 0; i < p->marker.n; i++) {
+            if (p->marker.type[i] != PC_MARK_SLICE ||
+                strcmp(str_of(p, p->marker.name[i]), want[k].name) != 0)
+                continue;
+            found++;
+            T_EQ_INT(p->thread.tid[p->marker.thread[i]], want[k].tid);
+            T_EQ_INT(p->marker.start[i], want[k].start);
+            T_EQ_INT(p->marker.end[i], want[k].end);
+            if (want[k].cat)
+                T_EQ_STR(str_of(p, p->marker.s[i]), want[k].cat);
+            else
+                T_EQ_INT(p->marker.s[i], PC_NONE);
+        }
+        T_EQ_INT(found, 1);
+    }
+    T_CONTAINS(log_capture_text(), "1 TrackEvent slice ends matched no begin");
+    T_CONTAINS(log_capture_text(), "1 TrackEvent slices did not end");
+    /* In the processed format: TrackEvent markers with their category,
+     * described by the schema. */
+    size_t len = 0;
+    char *fx = written_text(p, PC_FORMAT_FIREFOX, &len);
+    T_CONTAINS(fx ? fx : "", "{\"type\":\"TrackEvent\",\"category\":\"gfx\"}");
+    T_CONTAINS(fx ? fx : "", "\"name\":\"TrackEvent\"");
+    free(fx);
+    pc_profile_free(p);
 }
