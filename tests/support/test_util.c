@@ -320,6 +320,22 @@ struct jv *t_validate(const char *const *files, size_t n)
     return r;
 }
 
+struct jv *t_validate_profile(const pc_profile *p, const char *name)
+{
+    char out[700];
+    snprintf(out, sizeof out, "%s/%s", t_tmpdir(), name);
+    pc_write_options w;
+    pc_write_options_init(&w);
+    w.format = PC_FORMAT_FIREFOX;
+    pc_error err;
+    if (pc_write(p, out, &w, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "%s could not be written: %s", out, err.message);
+        return NULL;
+    }
+    const char *files[] = {out};
+    return t_validate(files, 1);
+}
+
 int t_node20(void)
 {
     static int known = -1;

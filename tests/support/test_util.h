@@ -66,6 +66,9 @@ int t_node20(void);
  * an array with one object per file (NULL when validate gave none; the
  * caller frees it with j_free).  Needs t_shared() and t_node20(). */
 struct jv *t_validate(const char *const *files, size_t n);
+/* The same for p written in the firefox format as tmpdir/name (a
+ * failure is recorded when it cannot be written). */
+struct jv *t_validate_profile(const pc_profile *p, const char *name);
 
 /* Whether name is an executable file in $PATH. */
 int t_in_path(const char *name);

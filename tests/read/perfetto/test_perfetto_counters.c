@@ -89,6 +89,17 @@ static void counting(pb_buf *b, uint64_t cs)
     }
 }
 
+/* The counting trace (callstack cs for every sample, 0: none)
+ * converted with o; NULL (a failure recorded) when it cannot be. */
+static pc_profile *counted(uint64_t cs, const pc_options *o)
+{
+    pb_buf b = {0};
+    counting(&b, cs);
+    pc_profile *p = convert_buf(&b, o);
+    pb_buf_free(&b);
+    return p;
+}
+
 static const char *event_of(const pc_profile *p, size_t i)
 {
     return str_of(p, p->event.name[p->counter.event[i]]);
@@ -107,10 +118,7 @@ static long long total(const pc_profile *p, const char *name, int64_t tid)
 
 TEST(perfetto_counting_without_callstacks)
 {
-    pb_buf b = {0};
-    counting(&b, 0);
-    pc_profile *p = convert_buf(&b, NULL);
-    pb_buf_free(&b);
+    pc_profile *p = counted(0, NULL);
     if (!p)
         return;
     T_EQ_INT(p->sample.n, 0);
@@ -144,10 +152,7 @@ TEST(perfetto_counting_without_callstacks)
  * followers are counter values, and the timebase is not counted twice. */
 TEST(perfetto_followers_beside_samples)
 {
-    pb_buf b = {0};
-    counting(&b, 1);
-    pc_profile *p = convert_buf(&b, NULL);
-    pb_buf_free(&b);
+    pc_profile *p = counted(1, NULL);
     if (!p)
         return;
     T_EQ_INT(p->sample.n, READS * 2);
@@ -227,10 +232,7 @@ static track_facts counter_track(const jv *root, const char *name)
 
 TEST(perfetto_counters_in_processed_output)
 {
-    pb_buf b = {0};
-    counting(&b, 0);
-    pc_profile *p = convert_buf(&b, NULL);
-    pb_buf_free(&b);
+    pc_profile *p = counted(0, NULL);
     if (!p)
         return;
     char *text = processed_of(p);
@@ -260,13 +262,10 @@ TEST(perfetto_counters_in_processed_output)
 /* With --percpu the CPUs are the threads, and each has its tracks. */
 TEST(perfetto_counters_per_cpu)
 {
-    pb_buf b = {0};
-    counting(&b, 0);
     pc_options o;
     pc_options_init(&o);
     o.percpu = 1;
-    pc_profile *p = convert_buf(&b, &o);
-    pb_buf_free(&b);
+    pc_profile *p = counted(0, &o);
     if (!p)
         return;
     char *text = processed_of(p);
@@ -292,14 +291,11 @@ TEST(perfetto_counters_per_cpu)
 /* Time filters keep the values read in the range. */
 TEST(perfetto_counters_time_filter)
 {
-    pb_buf b = {0};
-    counting(&b, 0);
     pc_options o;
     pc_options_init(&o);
     o.time_start = (int64_t)(5 * GAP);
     o.time_end = (int64_t)(15 * GAP);
-    pc_profile *p = convert_buf(&b, &o);
-    pb_buf_free(&b);
+    pc_profile *p = counted(0, &o);
     if (!p)
         return;
     /* Reads 5..14 of CPU 0 and 4..13 of CPU 1 (times from its first
@@ -313,10 +309,7 @@ TEST(perfetto_counters_time_filter)
  * leave them out, with a warning, beside samples. */
 TEST(perfetto_counters_other_formats)
 {
-    pb_buf b = {0};
-    counting(&b, 0);
-    pc_profile *p = convert_buf(&b, NULL);
-    pb_buf_free(&b);
+    pc_profile *p = counted(0, NULL);
     if (!p)
         return;
     pc_write_options w;
@@ -332,10 +325,7 @@ TEST(perfetto_counters_other_formats)
     free(out);
     pc_profile_free(p);
 
-    b = (pb_buf){0};
-    counting(&b, 1);
-    p = convert_buf(&b, NULL);
-    pb_buf_free(&b);
+    p = counted(1, NULL);
     if (!p)
         return;
     pc_options o;
@@ -362,22 +352,11 @@ TEST(perfetto_counters_in_profiler)
                                                               : "../shared is absent");
         return;
     }
-    pb_buf b = {0};
-    counting(&b, 0);
-    pc_profile *p = convert_buf(&b, NULL);
-    pb_buf_free(&b);
+    pc_profile *p = counted(0, NULL);
     if (!p)
         return;
-    char out[600];
-    snprintf(out, sizeof out, "%s/counters.json", t_tmpdir());
-    pc_write_options w;
-    pc_write_options_init(&w);
-    w.format = PC_FORMAT_FIREFOX;
-    pc_error err;
-    T_EQ_INT(pc_write(p, out, &w, &err), PC_OK);
+    jv *root = t_validate_profile(p, "counters.json");
     pc_profile_free(p);
-    const char *files[] = {out};
-    jv *root = t_validate(files, 1);
     const jv *r = root ? j_at(root, 0) : NULL;
     T_CHECK(r != NULL);
     if (r) {
@@ -519,23 +498,19 @@ TEST(perfetto_counters_extreme_times)
  * into a profile they are added to. */
 TEST(perfetto_counters_filters_and_merge)
 {
-    pb_buf b = {0};
-    counting(&b, 0);
     pc_options o;
     pc_options_init(&o);
     int64_t tid = 101;
     o.tids.items = &tid;
     o.tids.n = 1;
-    pc_profile *p = convert_buf(&b, &o);
+    pc_profile *p = counted(0, &o);
     if (p) {
         T_EQ_INT(p->counter.n, READS * 3);
         T_EQ_INT(total(p, "cpu-cycles", 101), READS * GAP * 2);
         pc_profile_free(p);
     }
-    pc_options_init(&o);
-    p = convert_buf(&b, &o);
-    pc_profile *q = convert_buf(&b, &o);
-    pb_buf_free(&b);
+    p = counted(0, NULL);
+    pc_profile *q = counted(0, NULL);
     if (!p || !q) {
         pc_profile_free(p);
         pc_profile_free(q);
