@@ -61,6 +61,8 @@ int pc_stree_freeze(pc_stree *t)
     t->root_child = t->root_head = PC_NONE;
     t->frozen = 1;
     if (t->n < t->cap) {
+        /* An array that could not shrink stays as it was, longer than
+         * needed: the capacity is what both hold at least. */
         size_t n = t->n ? t->n : 1;
         uint32_t *pre = realloc(t->prefix, n * sizeof *pre);
         if (pre)
@@ -68,9 +70,9 @@ int pc_stree_freeze(pc_stree *t)
         uint32_t *fr = realloc(t->frame, n * sizeof *fr);
         if (fr)
             t->frame = fr;
+        t->cap = n;
         if (!pre || !fr)
             return -1;
-        t->cap = n;
     }
     return 0;
 }
@@ -78,17 +80,29 @@ int pc_stree_freeze(pc_stree *t)
 /* The lists and hashed children of a frozen tree, built again: each node
  * goes to its prefix's list, or to the hash table for a prefix with more
  * than STACK_LIST_MAX children, as interning would have put it. */
+static void thaw_undo(pc_stree *t)
+{
+    free(t->child);
+    free(t->head);
+    free(t->next);
+    t->child = t->head = t->next = NULL;
+    pc_htab_free(&t->idx);
+    t->n_hashed = 0;
+}
+
 static int thaw(pc_stree *t)
 {
-    size_t cap = t->n ? t->n : 1;
-    uint32_t *count = calloc(cap + 1, sizeof *count);
+    size_t cap = t->cap > t->n ? t->cap : t->n ? t->n : 1;
+    uint32_t *count = calloc(t->n + 1, sizeof *count);
     t->child = malloc(cap * sizeof *t->child);
     t->head = malloc(cap * sizeof *t->head);
     t->next = malloc(cap * sizeof *t->next);
     if (!count || !t->child || !t->head || !t->next) {
         free(count);
+        thaw_undo(t);
         return -1;
     }
+    t->cap = cap;
     /* count[prefix + 1]: children of prefix (count[0]: of the root). */
     for (size_t i = 0; i < t->n; i++)
         count[t->prefix[i] == PC_NONE ? 0 : t->prefix[i] + 1]++;
@@ -103,6 +117,7 @@ static int thaw(pc_stree *t)
             *head = STACK_HASHED;
             if (stack_hash_add(t, (uint32_t)i) < 0) {
                 free(count);
+                thaw_undo(t);
                 return -1;
             }
         } else {

@@ -944,6 +944,15 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
         if (k != PC_NONE)
             counted[k] = 1;
     }
+    /* A thread's traced slices show on its first track, which shows too. */
+    for (size_t k = 0, prev = PC_NONE; k < n_tracks; k++) {
+        uint32_t t = tracks[k].thread;
+        if (t == prev || tracks[k].heap != PC_NONE || tracks[k].off)
+            continue;
+        prev = t;
+        for (size_t j = mfirst[t]; j < mfirst[t + 1] && !counted[k]; j++)
+            counted[k] = p->marker.type[mperm[j]] == PC_MARK_SLICE;
+    }
     size_t with_samples = 0, selected = PC_NONE;
     for (size_t k = 0; k < n_tracks; k++) {
         visible[k] = tracks[k].samples > 0 || counted[k];

@@ -10,20 +10,20 @@
  * match over all rows. */
 static const pc_format_desc formats[] = {
     {PC_FORMAT_FIREFOX, "firefox", "the processed Firefox format", ".json.gz", {{".json", 0, 0}, {".json.gz", 1, 0}, {".jslb", 0, PC_CONTAINER_JSLB}, {".jslb.gz", 1, PC_CONTAINER_JSLB}}, 0, 1, 1,
-     1, 1, pc_write_firefox},
-    {PC_FORMAT_GECKO, "gecko", "the Gecko format", ".json.gz", {{NULL, 0, 0}}, 0, 1, 0, 0, 0, pc_write_gecko},
+     1, 1, 1, pc_write_firefox},
+    {PC_FORMAT_GECKO, "gecko", "the Gecko format", ".json.gz", {{NULL, 0, 0}}, 0, 1, 0, 0, 0, 1, pc_write_gecko},
     {PC_FORMAT_FOLDED, "folded", "folded stacks", ".folded", {{".folded", 0, 0}, {".folded.gz", 1, 0}}, 0, 0, 1,
-     1, 0, pc_write_folded},
+     1, 0, 0, pc_write_folded},
     /* pprof's tools expect gzip: only a ".pb" name asks for the bare proto. */
     {PC_FORMAT_PPROF, "pprof", "pprof", ".pb.gz",
-     {{".pb.gz", 1, 0}, {".pb", 0, 0}, {".pprof", 1, 0}, {".pprof.gz", 1, 0}}, 1, 0, 1, 0, 0, pc_write_pprof},
+     {{".pb.gz", 1, 0}, {".pb", 0, 0}, {".pprof", 1, 0}, {".pprof.gz", 1, 0}}, 1, 0, 1, 0, 0, 0, pc_write_pprof},
     {PC_FORMAT_SPEEDSCOPE, "speedscope", "speedscope", ".speedscope.json",
-     {{".speedscope.json", 0, 0}, {".speedscope.json.gz", 1, 0}}, 0, 1, 1, 0, 0, pc_write_speedscope},
+     {{".speedscope.json", 0, 0}, {".speedscope.json.gz", 1, 0}}, 0, 1, 1, 0, 0, 0, pc_write_speedscope},
     {PC_FORMAT_SVG, "svg", "an SVG flame graph", ".svg", {{".svg", 0, 0}, {".svg.gz", 1, 0}}, 0, 0, 1,
-     1, 0, pc_write_svg},
+     1, 0, 0, pc_write_svg},
     /* No ending selects text: ".txt" names say nothing of their content,
      * and the summary is meant for the terminal. */
-    {PC_FORMAT_TEXT, "text", "a text summary", ".txt", {{NULL, 0, 0}}, 0, 0, 1, 1, 0, pc_write_text},
+    {PC_FORMAT_TEXT, "text", "a text summary", ".txt", {{NULL, 0, 0}}, 0, 0, 1, 1, 0, 0, pc_write_text},
 };
 
 #define N_FORMATS (sizeof formats / sizeof *formats)

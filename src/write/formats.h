@@ -40,6 +40,7 @@ typedef struct pc_format_desc {
     uint8_t heap;        /* can carry heap profiles */
     uint8_t diff;        /* can carry a comparison (signed weights) */
     uint8_t counters;    /* can carry counter values over time */
+    uint8_t markers;     /* can carry markers (traced slices) */
     pc_writer_fn write;
 } pc_format_desc;
 

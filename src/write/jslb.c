@@ -34,6 +34,17 @@ int pc_jslb_write(const jw_slabs *sl, const unsigned char *root, size_t root_len
     static const uint8_t magic[8] = {0xDC, 0xDF, 0x4A, 0x53, 0x4C, 0x42, 0x01, 0x00};
     size_t n = sl->n + 1;
     uint64_t pos = 20 + 12 * (uint64_t)n;
+    /* A JSON piece is read into one string too: one past what a browser
+     * holds makes the file as unreadable as the JSON would be. */
+    for (size_t k = 0; k < n; k++) {
+        uint64_t len = k < sl->n ? sl->v[k].len : root_len;
+        if ((k == n - 1 || sl->v[k].type == JW_SLAB_JSON) && len > PC_JSON_LIMIT)
+            return pc_fail(err, PC_EUSAGE, "a part of the profile is %.0f MiB of JSON even in "
+                           "a JSLB file, more than the %.0f MiB a browser reads as one "
+                           "string: keep less with options.tids, options.pids or "
+                           "options.time_end", (double)len / (1 << 20),
+                           (double)PC_JSON_LIMIT / (1 << 20));
+    }
     /* Where the slabs go, checked before anything is written. */
     for (size_t k = 0; k < n; k++) {
         size_t a = elem_size(k < sl->n ? sl->v[k].type : JW_SLAB_JSON);

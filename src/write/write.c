@@ -108,6 +108,13 @@ static int refuse(const pc_profile *p, const pc_format_desc *d, const pc_write_o
                       "counter values of %s are left out (write_options.format firefox shows "
                       "them as tracks)", d->title, p->counter.n, events);
     }
+    size_t slices = 0;
+    for (size_t i = 0; i < p->marker.n; i++)
+        slices += p->marker.type[i] == PC_MARK_SLICE;
+    if (slices && !d->markers && !has_stacks(p) && !p->counter.n)
+        return pc_fail(err, PC_EUSAGE, "%s has no place for traced slices, and this profile "
+                       "holds nothing else (%zu slices): write_options.format firefox shows "
+                       "them in the marker chart", d->title, slices);
     if (pc_diff_thread(p) != PC_NONE && !d->diff) {
         formats_that(1, names, sizeof names);
         return pc_fail(err, PC_EUSAGE, "%s cannot show a comparison (the base's samples "

@@ -293,8 +293,10 @@ static void report(pf_reader *r)
                "the trace's last TrackEvent", st->te_unended);
     if (st->te_unmatched_ends)
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " TrackEvent slice ends matched no begin on their "
-               "track (or too many slices were open) and were left out",
-               st->te_unmatched_ends);
+               "track and were left out", st->te_unmatched_ends);
+    if (st->te_dropped)
+        pc_log(o, PC_LOG_WARN, "%" PRIu64 " TrackEvent slices were left out: more than 65536 "
+               "were open at once", st->te_dropped);
     describe_rest(r);
 }
 

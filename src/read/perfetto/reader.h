@@ -157,6 +157,7 @@ typedef struct pf_stats {
      * them on (a track no TrackDescriptor ties to one). */
     uint64_t te_callstacks, te_no_thread, te_slices, te_unmatched_ends, te_unended;
     uint64_t te_other;          /* TrackEvents neither slice nor callstack */
+    uint64_t te_dropped;        /* slice begins past MAX_OPEN_SLICES open */
     /* StackSample: follower counter values, references to interned data
      * the trace does not define, samples of async contexts. */
     uint64_t ss_followers, ss_undefined, ss_async;
@@ -271,14 +272,27 @@ typedef struct pf_reader {
         size_t n, cap;
         pc_htab idx;
         uint16_t event1;      /* the callstacks' event + 1 */
-        /* Slices begun and not ended yet, innermost last: their track
-         * (a uuid, or the sequence id with the top bit for a sequence's
-         * own thread), thread, name, category (or PC_NONE) and start. */
+        /* Slices begun and not ended yet: a pool of entries (start,
+         * thread, name, category or PC_NONE, and the entry open before
+         * on the same track), free ones chained through prev; live
+         * marks the open ones. */
         struct {
-            uint64_t *key, *start;
-            uint32_t *thread, *name, *cat;
-            size_t n, cap;
+            uint64_t *start;
+            uint32_t *thread, *name, *cat, *prev;
+            uint8_t *live;
+            size_t n, cap, n_live;
+            uint32_t free;
         } open;
+        /* Tracks with slices: a uuid, or a sequence's own thread (seq
+         * set), the innermost open slice, and begins dropped on it while
+         * too many were open, which the next ends close first. */
+        struct {
+            uint64_t *key;
+            uint8_t *seq;
+            uint32_t *top, *dropped;
+            size_t n, cap;
+            pc_htab idx;
+        } tracks;
         uint64_t last_time;   /* the latest TrackEvent time */
     } te;
 

@@ -66,28 +66,70 @@ void pf_track_event_free(pf_reader *r)
     free(r->te.pid);
     free(r->te.tid);
     pc_htab_free(&r->te.idx);
-    free(r->te.open.key);
     free(r->te.open.start);
     free(r->te.open.thread);
     free(r->te.open.name);
     free(r->te.open.cat);
+    free(r->te.open.prev);
+    free(r->te.open.live);
+    free(r->te.tracks.key);
+    free(r->te.tracks.seq);
+    free(r->te.tracks.top);
+    free(r->te.tracks.dropped);
+    pc_htab_free(&r->te.tracks.idx);
 }
 
 int pf_track_event_end(pf_reader *r)
 {
-    for (size_t i = r->te.open.n; i-- > 0;) {
+    for (size_t i = 0; i < r->te.open.n; i++) {
+        if (!r->te.open.live[i])
+            continue;
         pc_add_marker(r->p, r->te.open.thread[i], PC_MARK_SLICE, r->te.open.name[i],
                       r->te.open.start[i], r->te.last_time, r->te.open.cat[i], 0, 0);
         r->st.te_unended++;
     }
-    r->te.open.n = 0;
+    r->te.open.n = r->te.open.n_live = 0;
     return r->p->oom ? pf_nomem(r) : PC_OK;
 }
 
-/* The slice's marker: a begin opens it, an end closes the innermost one
- * open on the same track, an instant is one of no length. */
-static int slice_marker(pf_reader *r, int type, uint64_t key, uint32_t thread, uint32_t name,
-                        uint32_t cat, uint64_t t)
+/* The slot of track (key, seq), added when new and add is set; PC_NONE
+ * when absent, or out of memory (latched). */
+static uint32_t slice_track(pf_reader *r, uint64_t key, uint8_t seq, int add)
+{
+    pc_probe pr;
+    if (pc_htab_reserve(&r->te.tracks.idx, r->te.tracks.n + 1) < 0) {
+        r->p->oom = 1;
+        return PC_NONE;
+    }
+    pc_probe_start(&r->te.tracks.idx, pc_mix64(key) ^ seq, &pr);
+    for (uint32_t i; (i = pc_probe_next(&r->te.tracks.idx, &pr)) != PC_NONE;)
+        if (r->te.tracks.key[i] == key && r->te.tracks.seq[i] == seq)
+            return i;
+    if (!add)
+        return PC_NONE;
+    struct pc_col cols[] = {PC_COL(r->te.tracks.key), PC_COL(r->te.tracks.seq),
+                            PC_COL(r->te.tracks.top), PC_COL(r->te.tracks.dropped)};
+    if (r->te.tracks.n >= PC_NONE - 1 ||
+        pc_grow_cols(&r->te.tracks.cap, r->te.tracks.n + 1, cols, 4) < 0) {
+        r->p->oom = 1;
+        return PC_NONE;
+    }
+    uint32_t i = (uint32_t)r->te.tracks.n++;
+    r->te.tracks.key[i] = key;
+    r->te.tracks.seq[i] = seq;
+    r->te.tracks.top[i] = PC_NONE;
+    r->te.tracks.dropped[i] = 0;
+    pc_htab_insert(&r->te.tracks.idx, &pr, i);
+    return i;
+}
+
+/* Slices nest a few deep on a few tracks: more open at once is damage. */
+#define MAX_OPEN_SLICES (1u << 16)
+
+/* The slice's marker: a begin opens it on its track, an end closes the
+ * innermost one open there, an instant is one of no length. */
+static int slice_marker(pf_reader *r, int type, uint64_t key, uint8_t seq, uint32_t thread,
+                        uint32_t name, uint32_t cat, uint64_t t)
 {
     pc_profile *p = r->p;
     if (t > r->te.last_time)
@@ -97,48 +139,59 @@ static int slice_marker(pf_reader *r, int type, uint64_t key, uint32_t thread, u
         pc_add_marker(p, thread, PC_MARK_SLICE, name, t, t, cat, 0, 0);
         return p->oom ? pf_nomem(r) : PC_OK;
     }
+    uint32_t k = slice_track(r, key, seq, type == TE_SLICE_BEGIN);
+    if (p->oom)
+        return pf_nomem(r);
     if (type == TE_SLICE_BEGIN) {
-        /* Slices nest a few deep on a few tracks: more left open is
-         * damage, and would make each end's search long. */
-        if (r->te.open.n >= (1u << 16)) {
-            r->st.te_unmatched_ends++;
+        if (r->te.open.n_live >= MAX_OPEN_SLICES) {
+            r->te.tracks.dropped[k]++;
+            r->st.te_dropped++;
             return PC_OK;
         }
-        struct pc_col cols[] = {PC_COL(r->te.open.key), PC_COL(r->te.open.start),
-                                PC_COL(r->te.open.thread), PC_COL(r->te.open.name),
-                                PC_COL(r->te.open.cat)};
-        if (pc_grow_cols(&r->te.open.cap, r->te.open.n + 1, cols, 5) < 0)
-            return pf_nomem(r);
-        size_t i = r->te.open.n++;
-        r->te.open.key[i] = key;
+        /* The pool starts empty, with no free entry. */
+        if (!r->te.open.n)
+            r->te.open.free = PC_NONE;
+        uint32_t i = r->te.open.free;
+        if (i != PC_NONE) {
+            r->te.open.free = r->te.open.prev[i];
+        } else {
+            struct pc_col cols[] = {PC_COL(r->te.open.start), PC_COL(r->te.open.thread),
+                                    PC_COL(r->te.open.name), PC_COL(r->te.open.cat),
+                                    PC_COL(r->te.open.prev), PC_COL(r->te.open.live)};
+            if (pc_grow_cols(&r->te.open.cap, r->te.open.n + 1, cols, 6) < 0)
+                return pf_nomem(r);
+            i = (uint32_t)r->te.open.n++;
+        }
         r->te.open.start[i] = t;
         r->te.open.thread[i] = thread;
         r->te.open.name[i] = name;
         r->te.open.cat[i] = cat;
+        r->te.open.prev[i] = r->te.tracks.top[k];
+        r->te.open.live[i] = 1;
+        r->te.open.n_live++;
+        r->te.tracks.top[k] = i;
         return PC_OK;
     }
     if (type != TE_SLICE_END)
         return PC_OK;
-    size_t i = r->te.open.n;
-    while (i > 0 && r->te.open.key[i - 1] != key)
-        i--;
-    if (!i) {
+    if (k != PC_NONE && r->te.tracks.dropped[k]) {
+        r->te.tracks.dropped[k]--;
+        return PC_OK;
+    }
+    uint32_t i = k == PC_NONE ? PC_NONE : r->te.tracks.top[k];
+    if (i == PC_NONE) {
         r->st.te_unmatched_ends++;
         return PC_OK;
     }
-    i--;
     r->st.te_slices++;
     uint64_t start = r->te.open.start[i];
     pc_add_marker(p, r->te.open.thread[i], PC_MARK_SLICE, r->te.open.name[i], start,
                   t < start ? start : t, r->te.open.cat[i], 0, 0);
-    /* Closed: the slices opened after it on other tracks stay, in order. */
-    size_t tail = r->te.open.n - i - 1;
-    memmove(r->te.open.key + i, r->te.open.key + i + 1, tail * sizeof *r->te.open.key);
-    memmove(r->te.open.start + i, r->te.open.start + i + 1, tail * sizeof *r->te.open.start);
-    memmove(r->te.open.thread + i, r->te.open.thread + i + 1, tail * sizeof *r->te.open.thread);
-    memmove(r->te.open.name + i, r->te.open.name + i + 1, tail * sizeof *r->te.open.name);
-    memmove(r->te.open.cat + i, r->te.open.cat + i + 1, tail * sizeof *r->te.open.cat);
-    r->te.open.n--;
+    r->te.tracks.top[k] = r->te.open.prev[i];
+    r->te.open.live[i] = 0;
+    r->te.open.n_live--;
+    r->te.open.prev[i] = r->te.open.free;
+    r->te.open.free = i;
     return p->oom ? pf_nomem(r) : PC_OK;
 }
 
@@ -213,7 +266,7 @@ int pf_on_track_event(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     if (sid == PC_NONE || p->oom)
         return pf_nomem(r);
     /* An end names no slice: the one it closes has the name. */
-    if (slice && slice_marker(r, type, has_uuid ? uuid : UINT64_C(1) << 63 | s->id, thread,
+    if (slice && slice_marker(r, type, has_uuid ? uuid : s->id, (uint8_t)!has_uuid, thread,
                               sid, cid, t) != PC_OK)
         return r->err->status;
     if (!has_inline && !cs_iid)

@@ -201,3 +201,75 @@ TEST(perfetto_track_event_slices)
     free(fx);
     pc_profile_free(p);
 }
+
+/* More slices open at once than the reader keeps: the begins past the
+ * limit are left out, said so, and the ends that would close them close
+ * nothing, so every other end still closes its own begin. */
+TEST(perfetto_track_event_slices_past_the_limit)
+{
+    enum { OPEN = 65536 + 2 };
+    pb_buf b = {0};
+    track(&b, 7, 100, 101);
+    for (uint64_t k = 0; k < OPEN; k++)
+        event(&b, 1000 + k, 7, 1, "Nested", NULL);
+    for (uint64_t k = 0; k < OPEN; k++)
+        event(&b, 1000000 + k, 7, 2, NULL, NULL);
+    pc_options o;
+    pc_options_init(&o);
+    log_capture_start(&o);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, &o, &p, &err), PC_OK);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    T_EQ_INT(p->marker.n, 65536);
+    /* The outermost began first and ends last. */
+    size_t outer = 0;
+    for (size_t i = 0; i < p->marker.n; i++)
+        outer += p->marker.start[i] == 1000 && p->marker.end[i] == 1000000 + OPEN - 1;
+    T_EQ_INT(outer, 1);
+    T_CONTAINS(log_capture_text(), "2 TrackEvent slices were left out: more than 65536");
+    T_CHECK(!strstr(log_capture_text(), "matched no begin"));
+    pc_profile_free(p);
+}
+
+/* Slices alone: the Firefox formats show them; a format without markers
+ * refuses, saying where they can be seen. */
+TEST(perfetto_track_event_slices_alone)
+{
+    pb_buf b = {0};
+    track(&b, 7, 100, 101);
+    event(&b, 1000, 7, 1, "Only", NULL);
+    event(&b, 2000, 7, 2, NULL, NULL);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(b.data, b.len, NULL, &p, &err), PC_OK);
+    pb_buf_free(&b);
+    if (!p)
+        return;
+    static const int fmts[] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO, PC_FORMAT_FOLDED,
+                               PC_FORMAT_PPROF};
+    for (size_t k = 0; k < 4; k++) {
+        pc_write_options w;
+        pc_write_options_init(&w);
+        w.format = fmts[k];
+        unsigned char *out = NULL;
+        size_t n = 0;
+        int st = pc_write_memory(p, &w, &out, &n, &err);
+        if (k < 2) {
+            T_EQ_INT(st, PC_OK);
+            char *text = out ? calloc(n + 1, 1) : NULL;
+            if (text)
+                memcpy(text, out, n);
+            T_CHECK(text && strstr(text, "\"Only\"") != NULL);
+            free(text);
+        } else {
+            T_EQ_INT(st, PC_EUSAGE);
+            T_CONTAINS(err.message, "has no place for traced slices, and this profile holds "
+                                    "nothing else (1 slices): write_options.format firefox");
+        }
+        free(out);
+    }
+    pc_profile_free(p);
+}
