@@ -990,13 +990,15 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
     jw_raw(&w, "[]");
     write_shared(&w, p, &m, &u);
     jw_key(&w, "threads");
-    jw_sub_begin(&w);
     jw_arr(&w);
     for (size_t k = 0; k < n_tracks; k++) {
         const track *tr = &tracks[k];
         uint32_t t = tr->thread, mt = main_of[t];
         char pid[24];
         snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[t]);
+        /* Each thread is a JSON piece of its own in a JSLB file: the
+         * biggest thread, not all of them, meets the string limit. */
+        jw_sub_begin(&w);
         jw_obj(&w);
         jw_key(&w, "name");
         jw_str_begin(&w);
@@ -1048,9 +1050,9 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
                           tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
         }
         jw_obj_end(&w);
+        jw_sub_end(&w);
     }
     jw_arr_end(&w);
-    jw_sub_end(&w);
     if (p->heap.n || p->counter.n) {
         jw_key(&w, "counters");
         jw_arr(&w);

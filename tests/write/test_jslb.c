@@ -192,21 +192,24 @@ static void check_against_json(const pc_profile *p)
                              j_num(j_get(j_get(jshared, "funcTable"), "length")));
         j_free(funcs);
     }
-    jv *threads = root ? json_slab(&c, ref_of(j_get(root, "threads"))) : NULL;
+    /* Each thread is a JSON slab of its own. */
+    const jv *threads = root ? j_get(root, "threads") : NULL;
     const jv *jthreads = j_get(json, "threads");
     T_CHECK(threads && j_len(threads) == j_len(jthreads));
     for (size_t t = 0; threads && t < j_len(threads) && t < j_len(jthreads); t++) {
-        const jv *s = j_get(j_at(threads, t), "samples"), *js = j_get(j_at(jthreads, t), "samples");
+        jv *th = json_slab(&c, ref_of(j_at(threads, t)));
+        T_CHECK(th != NULL);
+        const jv *s = j_get(th, "samples"), *js = j_get(j_at(jthreads, t), "samples");
         same_column(&c, j_get(s, "timeDeltas"), j_get(js, "timeDeltas"), "samples.timeDeltas");
-        const jv *m = j_get(j_at(threads, t), "markers"), *jm = j_get(j_at(jthreads, t), "markers");
+        const jv *m = j_get(th, "markers"), *jm = j_get(j_at(jthreads, t), "markers");
         same_column(&c, j_get(m, "startTime"), j_get(jm, "startTime"), "markers.startTime");
         same_column(&c, j_get(m, "endTime"), j_get(jm, "endTime"), "markers.endTime");
+        j_free(th);
     }
     const jv *cs = root ? j_get(root, "counters") : NULL, *jcs = j_get(json, "counters");
     for (size_t k = 0; cs && k < j_len(cs); k++)
         same_column(&c, j_get(j_get(j_at(cs, k), "samples"), "time"),
                     j_get(j_get(j_at(jcs, k), "samples"), "time"), "counter time");
-    j_free(threads);
     j_free(root);
     j_free(json);
     free(b);
