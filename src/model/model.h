@@ -526,6 +526,13 @@ static inline int64_t pc_sat_add(int64_t a, int64_t b)
     return r;
 }
 
+/* v as a weight: held at INT64_MAX, as counts from the input can be any
+ * 64-bit value. */
+static inline int64_t pc_clamp_i64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
 
 /* Latches allocation failure in p (see the adders' contract above) and

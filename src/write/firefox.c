@@ -621,11 +621,6 @@ static uint64_t growth(uint64_t prev, uint64_t cur)
     return cur >= prev ? cur - prev : cur;
 }
 
-static int64_t clamp64(uint64_t v)
-{
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
 static int heap_series_init(const pc_profile *p, heap_series *h)
 {
     size_t n = p->heap.n, nt = p->thread.n;
@@ -668,9 +663,9 @@ static int heap_series_init(const pc_profile *p, heap_series *h)
         for (int c = 0; c < HEAP_VALUES; c++)
             d[c] = growth(same ? prev[c] : 0, cur[c]);
         uint32_t i = key[k].row;
-        h->unreleased[i] = pc_sat_add(clamp64(d[0]), -clamp64(d[1]));
-        h->delta[i] = p->meta.heap_measure == PC_HEAP_ALLOCATED ? clamp64(d[0])
-                      : p->meta.heap_measure == PC_HEAP_FREED   ? clamp64(d[1])
+        h->unreleased[i] = pc_sat_add(pc_clamp_i64(d[0]), -pc_clamp_i64(d[1]));
+        h->delta[i] = p->meta.heap_measure == PC_HEAP_ALLOCATED ? pc_clamp_i64(d[0])
+                      : p->meta.heap_measure == PC_HEAP_FREED   ? pc_clamp_i64(d[1])
                                                                 : h->unreleased[i];
         h->ops[i] = d[2] > UINT64_MAX - d[3] ? UINT64_MAX : d[2] + d[3];
         memcpy(prev, cur, sizeof prev);

@@ -229,7 +229,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
             several_heaps |= p->heap.heap[i] != p->heap.heap[0];
             uint64_t v = o->folded_counts ? pc_heap_count(p, i) : pc_heap_value(p, i);
             if (pc_sums_add(&f, p->heap.thread[i], FSTACK(p->heap.stack[i]), p->heap.heap[i], 1,
-                            v > INT64_MAX ? INT64_MAX : (int64_t)v) < 0)
+                            pc_clamp_i64(v)) < 0)
                 goto oom;
         }
     }

@@ -85,7 +85,7 @@ static void write_samples(jw *w, const pc_profile *p, const ckey *k, size_t n, u
     /* Where the zero goes, before the profile's zero when the first
      * value comes sooner than a gap after it; held within int64. */
     uint64_t t0 = k[0].time, first = width ? t0 / width * width : t0 >= gap ? t0 - gap : 0;
-    int64_t before = !width && t0 < gap ? -(int64_t)(gap - t0 > INT64_MAX ? INT64_MAX : gap - t0)
+    int64_t before = !width && t0 < gap ? -pc_clamp_i64(gap - t0)
                                         : 0;
     jw_key(w, "samples");
     jw_obj(w);

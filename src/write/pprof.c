@@ -127,7 +127,7 @@ static void heap_values(const pc_profile *p, size_t i, int64_t v[6])
     uint64_t ac = p->heap.alloc_count[i], fc = p->heap.free_count[i];
     uint64_t u[6] = {ac, a, fc, f, ac > fc ? ac - fc : 0, a > f ? a - f : 0};
     for (int k = 0; k < 6; k++)
-        v[k] = u[k] > INT64_MAX ? INT64_MAX : (int64_t)u[k];
+        v[k] = pc_clamp_i64(u[k]);
 }
 
 /* The label keys' string indexes. */

@@ -603,7 +603,7 @@ static int collect_graphs(svg *v)
             }
             uint64_t b = pc_heap_value(p, i);
             v->g[k].items++;
-            v->g[k].total = pc_sat_add(v->g[k].total, b > INT64_MAX ? INT64_MAX : (int64_t)b);
+            v->g[k].total = pc_sat_add(v->g[k].total, pc_clamp_i64(b));
         }
     }
     pc_qsort(v->g, v->n_g, sizeof *v->g, cmp_graph);
@@ -630,7 +630,7 @@ static void build_graph(svg *v, size_t k)
                 !pc_heap_shown(p, i))
                 continue;
             uint64_t b = pc_heap_value(p, i);
-            add(v, p->heap.stack[i], stamp, b > INT64_MAX ? INT64_MAX : (int64_t)b, 0);
+            add(v, p->heap.stack[i], stamp, pc_clamp_i64(b), 0);
         }
     }
 }

@@ -142,7 +142,7 @@ static void feed_thread(const pc_profile *p, int heap, uint32_t t, pc_fsums *f)
         if (p->heap.thread[i] != t || !pc_heap_shown(p, i))
             continue;
         uint64_t v = pc_heap_value(p, i);
-        pc_fsums_add(f, p->heap.stack[i], v > INT64_MAX ? INT64_MAX : (int64_t)v);
+        pc_fsums_add(f, p->heap.stack[i], pc_clamp_i64(v));
     }
 }
 
@@ -236,7 +236,7 @@ int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc
             uint64_t v = pc_heap_value(p, i);
             tinfo *x = &ti[p->heap.thread[i]];
             x->items++;
-            x->weight = pc_sat_add(x->weight, v > INT64_MAX ? INT64_MAX : (int64_t)v);
+            x->weight = pc_sat_add(x->weight, pc_clamp_i64(v));
         }
     }
     int64_t all_w = 0;

@@ -246,9 +246,9 @@ int pd_on_sample(pd_build *b, const pd_attr *a, uint16_t misc, const pd_sample *
     }
     int64_t w = 1;
     if (s->has_period)
-        w = s->period > INT64_MAX ? INT64_MAX : (int64_t)s->period;
+        w = pc_clamp_i64(s->period);
     else if (!(a->flags & PD_ATTR_FREQ) && a->period)
-        w = a->period > INT64_MAX ? INT64_MAX : (int64_t)a->period;
+        w = pc_clamp_i64(a->period);
     pc_add_sample(p, mt, s->time, stack, w, (uint16_t)(a - b->attrs),
                   s->has_cpu && s->cpu < PC_NO_CPU ? (uint16_t)s->cpu : PC_NO_CPU);
     if (have_note) {

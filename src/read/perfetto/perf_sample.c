@@ -266,11 +266,6 @@ static int add_follower(pf_reader *r, void *ctx, uint64_t v)
     return PC_OK;
 }
 
-static int64_t clamp_i64(uint64_t v)
-{
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
 /* The follower values of a sample, as counter values of their events. */
 static int add_followers(pf_reader *r, pf_seq *s, const followers *fc, uint32_t thread,
                          uint64_t t, uint32_t cpu, uint16_t cpu16)
@@ -287,7 +282,7 @@ static int add_followers(pf_reader *r, pf_seq *s, const followers *fc, uint32_t 
                 return pf_nomem(r);
             s->follower_event[k] = (uint16_t)e;
         }
-        pc_add_counter(r->p, thread, t, s->follower_event[k], cpu16, clamp_i64(d));
+        pc_add_counter(r->p, thread, t, s->follower_event[k], cpu16, pc_clamp_i64(d));
     }
     return r->p->oom ? pf_nomem(r) : PC_OK;
 }
@@ -378,9 +373,9 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         uint64_t d = 0;
         if (counter_delta(r, s, ucpu, 0, count, &d) != 0)
             return r->err->status;
-        weight = clamp_i64(d);
+        weight = pc_clamp_i64(d);
     } else if (s->nominal) {
-        weight = clamp_i64(s->nominal);
+        weight = pc_clamp_i64(s->nominal);
     }
     uint32_t thread = pf_thread_of(r, (int64_t)pid, (int64_t)tid);
     if (thread == PC_NONE)

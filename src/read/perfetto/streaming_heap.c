@@ -190,7 +190,7 @@ int pf_on_streaming_heap(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet
          * its packet): its bytes are taken back first, so that the
          * counter does not drift up. */
         if (!frees && h->size[e]) {
-            int64_t old = h->size[e] > INT64_MAX ? INT64_MAX : (int64_t)h->size[e];
+            int64_t old = pc_clamp_i64(h->size[e]);
             pc_add_counter(r->p, thread, t, ev, PC_NO_CPU, -old);
             r->st.streaming_unfreed++;
         }
@@ -198,7 +198,7 @@ int pf_on_streaming_heap(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet
         h->size[e] = frees ? 0 : bytes;
         if (!bytes)
             continue;
-        int64_t v = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
+        int64_t v = pc_clamp_i64(bytes);
         pc_add_counter(r->p, thread, t, ev, PC_NO_CPU, frees ? -v : v);
     }
     free_columns(c, 6);

@@ -774,7 +774,7 @@ static int finish_sample(reader *r)
         stack = pc_stack(p, stack, r->chain[i]);
     int64_t w = 1;
     if (r->h.has_period)
-        w = r->h.period > INT64_MAX ? INT64_MAX : (int64_t)r->h.period;
+        w = pc_clamp_i64(r->h.period);
     pc_add_sample(p, r->thread, r->h.time, stack, w, r->event,
                   r->h.cpu < 0 ? PC_NO_CPU : (uint16_t)r->h.cpu);
     r->samples++;
