@@ -116,12 +116,9 @@ static int nothing_to_show(pc_profile *p, pc_input *in, const char *threads,
     int has_stack = 0;
     for (size_t i = 0; i < p->sample.n && !has_stack; i++)
         has_stack = p->sample.stack[i] != PC_NONE;
-    if (has_stack || p->counter.n)
-        return PC_OK;
     /* Traced slices are something to look at in the marker chart. */
-    for (size_t i = 0; i < p->marker.n; i++)
-        if (p->marker.type[i] == PC_MARK_SLICE)
-            return PC_OK;
+    if (has_stack || p->counter.n || pc_slice_count(p))
+        return PC_OK;
     uint64_t alloc = 0, freed = 0, shown = 0, earlier = 0;
     for (size_t i = 0; i < p->heap.n; i++) {
         if (!pc_heap_shown(p, i)) {

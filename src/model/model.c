@@ -375,3 +375,11 @@ const char *pc_heap_measure_name(const pc_profile *p)
             return pc_heap_what(p, PC_NONE);
     return pc_heap_what(p, p->meta.object_heap);
 }
+
+size_t pc_slice_count(const pc_profile *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->marker.n; i++)
+        n += p->marker.type[i] == PC_MARK_SLICE;
+    return n;
+}

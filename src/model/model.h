@@ -323,6 +323,8 @@ uint32_t pc_event_append(pc_profile *p, uint32_t name, int unit, int offcpu);
  * without a ":u"-style modifier) is one of the clocks whose period is in
  * nanoseconds: cpu-clock and task-clock. */
 int pc_perf_clock_event(const char *name);
+/* How many markers are slices the input traced (PC_MARK_SLICE). */
+size_t pc_slice_count(const pc_profile *p);
 /* Whether any event type measures off-CPU time (simpleperf --trace-offcpu
  * recordings). */
 int pc_has_offcpu_events(const pc_profile *p);

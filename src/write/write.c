@@ -108,9 +108,7 @@ static int refuse(const pc_profile *p, const pc_format_desc *d, const pc_write_o
                       "counter values of %s are left out (write_options.format firefox shows "
                       "them as tracks)", d->title, p->counter.n, events);
     }
-    size_t slices = 0;
-    for (size_t i = 0; i < p->marker.n; i++)
-        slices += p->marker.type[i] == PC_MARK_SLICE;
+    size_t slices = pc_slice_count(p);
     if (slices && !d->markers && !has_stacks(p) && !p->counter.n)
         return pc_fail(err, PC_EUSAGE, "%s has no place for traced slices, and this profile "
                        "holds nothing else (%zu slices): write_options.format firefox shows "

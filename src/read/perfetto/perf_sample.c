@@ -251,23 +251,8 @@ static int counter_delta(pf_reader *r, pf_seq *s, uint32_t cpu, unsigned slot, u
     return 0;
 }
 
-typedef struct followers {
-    uint64_t v[PF_MAX_FOLLOWERS];
-    size_t n;
-} followers;
-
-static int add_follower(pf_reader *r, void *ctx, uint64_t v)
-{
-    (void)r;
-    followers *fc = ctx;
-    if (fc->n < PF_MAX_FOLLOWERS)
-        fc->v[fc->n] = v;
-    fc->n++;
-    return PC_OK;
-}
-
 /* The follower values of a sample, as counter values of their events. */
-static int add_followers(pf_reader *r, pf_seq *s, const followers *fc, uint32_t thread,
+static int add_followers(pf_reader *r, pf_seq *s, const pf_values *fc, uint32_t thread,
                          uint64_t t, uint32_t cpu, uint16_t cpu16)
 {
     size_t n = fc->n < s->n_followers ? fc->n : s->n_followers;
@@ -319,10 +304,10 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     uint64_t cpu = 0, pid = 0, tid = 0, cs = 0, count = 0, err = 0;
     int has_cs = 0, has_count = 0, has_err = 0, has_cpu = 0;
     int lost = 0, skipped = 0, event = 0;
-    followers fc = {{0}, 0};
+    pf_values fc = {{0}, 0};
     while ((got = NEXT(r, pr, &f, ex, "PerfSample")) > 0) {
         if (f.number == 7) {
-            if (pf_each_varint(r, pr, &f, add_follower, &fc, "PerfSample.follower_counts") !=
+            if (pf_each_varint(r, pr, &f, pf_keep_value, &fc, "PerfSample.follower_counts") !=
                 PC_OK)
                 return r->err->status;
             continue;

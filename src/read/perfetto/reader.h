@@ -331,6 +331,14 @@ typedef int (*pf_each_fn)(pf_reader *r, void *ctx, uint64_t v);
 int pf_each_varint(pf_reader *r, pb_reader *pr, const pb_field *f, pf_each_fn fn,
                    void *ctx, const char *what);
 int pf_scalar(pf_reader *r, pb_reader *pr, const pb_field *f, const char *what);
+/* The values of a repeated varint field, the first PF_MAX_FOLLOWERS kept
+ * and all counted (n may exceed what v holds): a pf_each_fn with it as
+ * ctx is pf_keep_value. */
+typedef struct pf_values {
+    uint64_t v[PF_MAX_FOLLOWERS];
+    size_t n;
+} pf_values;
+int pf_keep_value(pf_reader *r, void *ctx, uint64_t v);
 
 /* ---- sequence.c ---- */
 

@@ -376,33 +376,10 @@ static const pf_ss_rec *find_rec(pf_seq *s, int kind, uint64_t iid)
 /* A sample's follower weights, and the counters it names for them
  * (inline, or by iid), in order. */
 typedef struct ss_followers {
-    uint64_t weight[PF_MAX_FOLLOWERS];
-    size_t n_weights;
+    pf_values weight, iid;
     pf_ss_rec inline_d[PF_MAX_FOLLOWERS];
     size_t n_inline;
-    uint64_t iid[PF_MAX_FOLLOWERS];
-    size_t n_iids;
 } ss_followers;
-
-static int add_weight(pf_reader *r, void *ctx, uint64_t v)
-{
-    ss_followers *fw = ctx;
-    (void)r;
-    if (fw->n_weights < PF_MAX_FOLLOWERS)
-        fw->weight[fw->n_weights] = v;
-    fw->n_weights++;
-    return PC_OK;
-}
-
-static int add_iid(pf_reader *r, void *ctx, uint64_t v)
-{
-    ss_followers *fw = ctx;
-    (void)r;
-    if (fw->n_iids < PF_MAX_FOLLOWERS)
-        fw->iid[fw->n_iids] = v;
-    fw->n_iids++;
-    return PC_OK;
-}
 
 /* The pid a tid belongs to, as the process tree or descriptors say;
  * else the tid's own, as the main thread of a process of its own. */
@@ -443,21 +420,21 @@ static uint32_t thread_of_task(pf_reader *r, const pf_ss_rec *t)
 static int add_followers(pf_reader *r, pf_seq *s, const pf_packet *pk, const ss_followers *fw,
                          uint32_t thread, uint64_t t, uint16_t cpu)
 {
-    size_t n = fw->n_weights < PF_MAX_FOLLOWERS ? fw->n_weights : PF_MAX_FOLLOWERS;
-    r->st.ss_followers += fw->n_weights - n;
+    size_t n = fw->weight.n < PF_MAX_FOLLOWERS ? fw->weight.n : PF_MAX_FOLLOWERS;
+    r->st.ss_followers += fw->weight.n - n;
     for (size_t k = 0; k < n; k++) {
         const pf_ss_rec *d = NULL;
         uint16_t *cache = NULL;
         if (fw->n_inline) {
             d = k < fw->n_inline ? &fw->inline_d[k] : NULL;
-        } else if (fw->n_iids) {
-            uint32_t i = k < fw->n_iids && fw->iid[k]
-                         ? pf_interned_find(&s->it, PF_SS_COUNTER, fw->iid[k]) : PC_NONE;
+        } else if (fw->iid.n) {
+            uint32_t i = k < fw->iid.n && fw->iid.v[k]
+                         ? pf_interned_find(&s->it, PF_SS_COUNTER, fw->iid.v[k]) : PC_NONE;
             if (i != PC_NONE) {
                 d = &s->it.ss[i];
                 cache = &s->it.ss[i].event1;
-            } else if (k < fw->n_iids && fw->iid[k]) {
-                undefined(r, pk, "follower_descriptor_iids", fw->iid[k]);
+            } else if (k < fw->iid.n && fw->iid.v[k]) {
+                undefined(r, pk, "follower_descriptor_iids", fw->iid.v[k]);
             }
         } else if (k < s->ssd.n_followers) {
             d = &s->ssd.followers[k];
@@ -473,8 +450,8 @@ static int add_followers(pf_reader *r, pf_seq *s, const pf_packet *pk, const ss_
                                                      "%d event types (counters and sources)",
                                                      PC_MAX_EVENTS);
         uint64_t mult = (d->has & HAS_B) && d->b ? d->b : 1;
-        int64_t v = fw->weight[k] > (uint64_t)INT64_MAX / mult ? INT64_MAX
-                                                              : (int64_t)(fw->weight[k] * mult);
+        int64_t v = fw->weight.v[k] > (uint64_t)INT64_MAX / mult ? INT64_MAX
+                                                              : (int64_t)(fw->weight.v[k] * mult);
         pc_add_counter(r->p, thread, t, ev, cpu, v);
     }
     return r->p->oom ? pf_nomem(r) : PC_OK;
@@ -492,7 +469,7 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
     uint64_t cs_iid = 0, weight = 0;
     int has_cs = 0, has_inline = 0, weighed = 0;
     ss_followers fw;
-    fw.n_weights = fw.n_inline = fw.n_iids = 0;
+    fw.weight.n = fw.iid.n = fw.n_inline = 0;
     r->st.stack_samples++;
     memset(&cs_inline, 0, sizeof cs_inline);
     while ((got = NEXT(r, pr, &f, ex, "StackSample")) > 0) {
@@ -558,12 +535,12 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
             }
             break;
         case 13:
-            if (pf_each_varint(r, pr, &f, add_iid, &fw, "StackSample.follower_descriptor_iids") !=
+            if (pf_each_varint(r, pr, &f, pf_keep_value, &fw.iid, "StackSample.follower_descriptor_iids") !=
                 PC_OK)
                 return r->err->status;
             break;
         case 14:
-            if (pf_each_varint(r, pr, &f, add_weight, &fw, "StackSample.follower_weights") !=
+            if (pf_each_varint(r, pr, &f, pf_keep_value, &fw.weight, "StackSample.follower_weights") !=
                 PC_OK)
                 return r->err->status;
             break;
@@ -616,7 +593,7 @@ int pf_on_stack_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *
     uint16_t cpu = exec_p && (exec_p->has & HAS_A) && exec_p->a < PC_NO_CPU
                    ? (uint16_t)exec_p->a : PC_NO_CPU;
     pc_add_sample(p, thread, t, stack, w, ev, cpu);
-    if (fw.n_weights && add_followers(r, s, pk, &fw, thread, t, cpu) != PC_OK)
+    if (fw.weight.n && add_followers(r, s, pk, &fw, thread, t, cpu) != PC_OK)
         return r->err->status;
     return p->oom ? pf_nomem(r) : PC_OK;
 }

@@ -68,6 +68,16 @@ int pf_each_varint(pf_reader *r, pb_reader *pr, const pb_field *f, pf_each_fn fn
     return PC_OK;
 }
 
+int pf_keep_value(pf_reader *r, void *ctx, uint64_t v)
+{
+    pf_values *k = ctx;
+    (void)r;
+    if (k->n < PF_MAX_FOLLOWERS)
+        k->v[k->n] = v;
+    k->n++;
+    return PC_OK;
+}
+
 /* A varint field that must be a scalar (not packed). */
 int pf_scalar(pf_reader *r, pb_reader *pr, const pb_field *f, const char *what)
 {
