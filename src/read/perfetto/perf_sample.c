@@ -304,7 +304,8 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     uint64_t cpu = 0, pid = 0, tid = 0, cs = 0, count = 0, err = 0;
     int has_cs = 0, has_count = 0, has_err = 0, has_cpu = 0;
     int lost = 0, skipped = 0, event = 0;
-    pf_values fc = {{0}, 0};
+    pf_values fc;
+    fc.n = 0;  /* values are kept as they come: no per-sample clearing */
     while ((got = NEXT(r, pr, &f, ex, "PerfSample")) > 0) {
         if (f.number == 7) {
             if (pf_each_varint(r, pr, &f, pf_keep_value, &fc, "PerfSample.follower_counts") !=

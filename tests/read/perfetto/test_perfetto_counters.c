@@ -459,9 +459,10 @@ TEST(perfetto_streaming_heap_time_range)
      * 50 inside it. */
     T_EQ_INT(total(p, "streaming heap 0", -1), 350);
     T_EQ_INT(p->counter.n, 2);
+    size_t level = 0;
     for (size_t i = 0; i < p->counter.n; i++)
-        if (p->counter.value[i] == 300)
-            T_EQ_INT(p->counter.time[i], BOOT_AHEAD + 2500000);
+        level += p->counter.value[i] == 300 && p->counter.time[i] == BOOT_AHEAD + 2500000;
+    T_EQ_INT(level, 1);
     pc_profile_free(p);
 }
 
