@@ -17,6 +17,11 @@
  * depth d adds about d - 1 stack nodes no other sample shares.  Return
  * addresses stay fixed per call site as in real code, so frames stay as
  * few as the code has.
+ *
+ * With --from FILE a real recording (a report-sample file) is repeated
+ * instead: its samples, again and again, each round later by the
+ * recording's span, until --samples are written; its other records once.
+ * That gives a big input with a real capture's stacks and symbols.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +35,7 @@ typedef struct opts {
     long samples, threads, processes, depth, symbols, paths, events;
     int offcpu, text, unique;
     unsigned long long seed;
-    const char *out;
+    const char *out, *from;
 } opts;
 
 
@@ -59,13 +64,14 @@ static int usage(void)
     fprintf(stderr,
             "usage: gen-simpleperf [--samples N] [--threads N] [--processes N]\n"
             "         [--depth N] [--symbols N] [--paths N] [--events N]\n"
-            "         [--offcpu] [--perf-script] [--unique] [--seed N] -o FILE\n");
+            "         [--offcpu] [--perf-script] [--unique] [--seed N] -o FILE\n"
+            "       gen-simpleperf --from REPORT_SAMPLE_FILE [--samples N] -o FILE\n");
     return 1;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 0, 0, 1, NULL};
+    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 0, 0, 0, 1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--offcpu")) {
@@ -84,6 +90,10 @@ static int parse(int argc, char **argv, opts *o)
             return -1;
         if (!strcmp(a, "-o")) {
             o->out = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--from")) {
+            o->from = argv[++i];
             continue;
         }
         if (!strcmp(a, "--seed")) {
@@ -131,11 +141,169 @@ static void text_sample(FILE *out, const opts *o, long th, long pid, long tid,
     fputc('\n', out);
 }
 
+static int fail_from(const char *path, const char *what)
+{
+    fprintf(stderr, "gen-simpleperf: %s: %s\n", path, what);
+    return 1;
+}
+
+static uint64_t get_varint(const unsigned char **p, const unsigned char *end)
+{
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (unsigned char)(v | 0x80);
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* The time (Sample field 1) of the sample in a Record (field 1), or 0. */
+static uint64_t sample_time(const unsigned char *rec, size_t n, size_t *body, size_t *body_len)
+{
+    const unsigned char *p = rec, *end = rec + n;
+    if (p >= end || *p != 0x0a)
+        return 0;
+    p++;
+    uint64_t len = get_varint(&p, end);
+    if (len > (uint64_t)(end - p))
+        return 0;
+    *body = (size_t)(p - rec);
+    *body_len = (size_t)len;
+    if (len && *p == 0x08) {
+        p++;
+        return get_varint(&p, end);
+    }
+    return 0;
+}
+
+/* Repeats the samples of a report-sample file (see the top). */
+static int repeat_file(const opts *o)
+{
+    FILE *in = fopen(o->from, "rb");
+    if (!in)
+        return fail_from(o->from, strerror(errno));
+    unsigned char *data = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (cap - n < 65536 && !(data = realloc(data, cap = cap ? cap * 2 : 1 << 20)))
+            return fail_from(o->from, "out of memory");
+        size_t k = fread(data + n, 1, cap - n, in);
+        if (k == 0)
+            break;
+        n += k;
+    }
+    fclose(in);
+    if (n < 12 || memcmp(data, "SIMPLEPERF", 10) != 0)
+        return fail_from(o->from, "not a simpleperf report-sample file");
+    /* Records: little-endian u32 length, then a Record; length 0 ends. */
+    size_t *off = NULL, n_rec = 0, cap_rec = 0, pos = 12;
+    uint64_t t_min = UINT64_MAX, t_max = 0;
+    size_t n_samples = 0;
+    while (pos + 4 <= n) {
+        uint32_t len = (uint32_t)data[pos] | (uint32_t)data[pos + 1] << 8 |
+                       (uint32_t)data[pos + 2] << 16 | (uint32_t)data[pos + 3] << 24;
+        if (len == 0 || len > n - pos - 4)
+            break;
+        if (n_rec == cap_rec && !(off = realloc(off, (cap_rec = cap_rec ? cap_rec * 2 : 1024) * sizeof *off)))
+            return fail_from(o->from, "out of memory");
+        off[n_rec++] = pos;
+        size_t body, body_len;
+        uint64_t t = sample_time(data + pos + 4, len, &body, &body_len);
+        if (data[pos + 4] == 0x0a) {
+            n_samples++;
+            t_min = t < t_min ? t : t_min;
+            t_max = t > t_max ? t : t_max;
+        }
+        pos += 4 + (size_t)len;
+    }
+    if (!n_samples)
+        return fail_from(o->from, "has no samples to repeat");
+    FILE *out = fopen(o->out, "wb");
+    if (!out)
+        return fail_from(o->out, strerror(errno));
+    fwrite(data, 1, 12, out);
+    /* Records before the first sample (MetaInfo) stay first. */
+    size_t first = 0;
+    while (data[off[first] + 4] != 0x0a) {
+        fwrite(data + off[first], 1, 4 + (size_t)(data[off[first]] | data[off[first] + 1] << 8 |
+                                                  data[off[first] + 2] << 16 |
+                                                  (uint32_t)data[off[first] + 3] << 24), out);
+        first++;
+    }
+    /* Each round starts a millisecond after the last one ended. */
+    uint64_t span = t_max - t_min + 1000000;
+    long written = 0;
+    unsigned char *buf = NULL;
+    size_t buf_cap = 0;
+    for (uint64_t round = 0; written < o->samples; round++) {
+        for (size_t r = 0; r < n_rec && written < o->samples; r++) {
+            const unsigned char *rec = data + off[r] + 4;
+            uint32_t len = (uint32_t)(data[off[r]] | data[off[r] + 1] << 8 | data[off[r] + 2] << 16 |
+                                      (uint32_t)data[off[r] + 3] << 24);
+            if (rec[0] != 0x0a)
+                continue;
+            size_t body, body_len;
+            uint64_t t = sample_time(rec, len, &body, &body_len);
+            /* The Sample again with its time moved on: a new time field,
+             * then every field but the old time as it was. */
+            const unsigned char *p = rec + body, *end = p + body_len;
+            if (body_len && *p == 0x08) {
+                p++;
+                get_varint(&p, end);
+            }
+            unsigned char head[24];
+            size_t hn = 0;
+            head[hn++] = 0x08;
+            hn += put_varint(head + hn, t + round * span);
+            size_t sample_len = hn + (size_t)(end - p);
+            if (buf_cap < sample_len + 32 && !(buf = realloc(buf, buf_cap = sample_len * 2 + 64)))
+                return fail_from(o->from, "out of memory");
+            size_t bn = 4;
+            buf[bn++] = 0x0a;
+            bn += put_varint(buf + bn, sample_len);
+            memcpy(buf + bn, head, hn);
+            memcpy(buf + bn + hn, p, (size_t)(end - p));
+            bn += sample_len;
+            uint32_t rl = (uint32_t)(bn - 4);
+            for (int i = 0; i < 4; i++)
+                buf[i] = (unsigned char)(rl >> (8 * i));
+            fwrite(buf, 1, bn, out);
+            written++;
+        }
+    }
+    for (size_t r = first; r < n_rec; r++) {
+        uint32_t len = (uint32_t)(data[off[r]] | data[off[r] + 1] << 8 | data[off[r] + 2] << 16 |
+                                  (uint32_t)data[off[r] + 3] << 24);
+        if (data[off[r] + 4] != 0x0a)
+            fwrite(data + off[r], 1, 4 + (size_t)len, out);
+    }
+    static const unsigned char zero[4];
+    fwrite(zero, 1, 4, out);
+    int bad = ferror(out) | fclose(out);
+    free(buf);
+    free(off);
+    free(data);
+    return bad ? fail_from(o->out, "write failed") : 0;
+}
+
 int main(int argc, char **argv)
 {
     opts o;
     if (parse(argc, argv, &o) < 0)
         return usage();
+    if (o.from)
+        return repeat_file(&o);
     rng_state = o.seed * 0x9e3779b97f4a7c15ULL + 1;
 
     /* Symbols: each lives in one library; the first two of libc are the

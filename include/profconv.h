@@ -229,8 +229,9 @@ typedef struct pc_options {
     size_t max_depth;
 
     /* Threads to use: 1 does everything on the calling thread; 0 (the
-     * default) also reads and decodes on a second thread where that pays
-     * (simpleperf input).  The output is the same either way. */
+     * default) means the machine's cores.  simpleperf records are framed
+     * on one thread and decoded on all.  The output is the same for every
+     * value. */
     int threads;
 
     pc_log_fn log;      /* may be NULL */
@@ -391,6 +392,10 @@ typedef struct pc_write_options {
     uint64_t json_limit;
     /* The firefox format's container (enum pc_container). */
     int container;
+    /* Threads that may compress gzip output in blocks: 1 compresses on
+     * the calling thread, 0 (the default) uses the machine's cores.  The
+     * output is the same bytes for every value. */
+    int threads;
 } pc_write_options;
 
 /* Fills o with the defaults: processed Firefox format, no gzip, level 1,

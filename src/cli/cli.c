@@ -671,7 +671,7 @@ int main(int argc, char **argv)
             long v = strtol(optarg, &end, 10);
             if (errno || *end || end == optarg || v < 1 || v > 1024)
                 return usage_error("--threads needs a number from 1 to 1024, not '%s'", optarg);
-            opt.threads = (int)v;
+            opt.threads = wopt.threads = (int)v;
             break;
         }
         case 'h': fputs(cli_usage_text, stdout); return 0;

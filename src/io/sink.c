@@ -11,18 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <isa-l/igzip_lib.h>
-#include <zlib.h>
 
 #include "base/error.h"
+#include "io/gzip.h"
 
 #define BUF_SIZE (1u << 20)
-
-/* Levels 1-3 use ISA-L's igzip: on our JSON it compresses 4-5 times faster
- * than zlib level 1 with a better ratio (bench/gzip_bench.c, figures in
- * bench/RESULTS.md).  Levels 4-9 use zlib, for smaller files when time
- * matters less.  Both write exactly one gzip member. */
-enum codec { CODEC_NONE, CODEC_ISAL, CODEC_ZLIB };
 
 struct pc_sink {
     char *path;        /* target, for messages and the final rename */
@@ -32,11 +25,9 @@ struct pc_sink {
     uint8_t *buf;      /* uncompressed bytes waiting */
     size_t len;
 
-    int codec;         /* enum codec */
-    z_stream zs;
-    struct isal_zstream iz;
-    uint8_t *level_buf;
-    uint8_t *zout;
+    int gzip_level;    /* 0: no gzip */
+    int threads;       /* for compression: see sink_set_threads() */
+    pc_gzip *gz;       /* made at the first flush */
 
     unsigned char *mem;  /* memory sink: everything written so far */
     size_t mem_len, mem_cap;
@@ -102,53 +93,24 @@ static void codec_failed(pc_sink *s)
     }
 }
 
-static void flush_zlib(pc_sink *s, int finish)
+static void emit_cb(void *ctx, const uint8_t *p, size_t n)
 {
-    s->zs.next_in = s->buf;
-    s->zs.avail_in = (uInt)s->len;
-    for (;;) {
-        s->zs.next_out = s->zout;
-        s->zs.avail_out = BUF_SIZE;
-        int z = deflate(&s->zs, finish ? Z_FINISH : Z_NO_FLUSH);
-        if (z == Z_STREAM_ERROR) {
-            codec_failed(s);
-            return;
-        }
-        emit(s, s->zout, BUF_SIZE - s->zs.avail_out);
-        if (finish ? z == Z_STREAM_END : s->zs.avail_out != 0)
-            return;
-    }
-}
-
-static void flush_isal(pc_sink *s, int finish)
-{
-    s->iz.next_in = s->buf;
-    s->iz.avail_in = (uint32_t)s->len;
-    s->iz.end_of_stream = (uint16_t)(finish != 0);
-    s->iz.flush = NO_FLUSH;
-    for (;;) {
-        s->iz.next_out = s->zout;
-        s->iz.avail_out = BUF_SIZE;
-        if (isal_deflate(&s->iz) != COMP_OK) {
-            codec_failed(s);
-            return;
-        }
-        emit(s, s->zout, BUF_SIZE - s->iz.avail_out);
-        if (s->iz.avail_in == 0 && s->iz.avail_out != 0 &&
-            (!finish || s->iz.internal_state.state == ZSTATE_END))
-            return;
-    }
+    emit(ctx, p, n);
 }
 
 static void flush(pc_sink *s, int finish)
 {
     s->flushed += s->len;
-    if (s->codec == CODEC_ZLIB)
-        flush_zlib(s, finish);
-    else if (s->codec == CODEC_ISAL)
-        flush_isal(s, finish);
-    else
+    if (s->gzip_level && !s->failed) {
+        if (!s->gz && !(s->gz = gz_new(s->gzip_level, s->threads, BUF_SIZE, emit_cb, s))) {
+            s->failed = PC_ENOMEM;
+            snprintf(s->msg, sizeof s->msg, "%s: out of memory starting gzip compression", s->path);
+        } else if (gz_block(s->gz, &s->buf, s->len, finish) < 0) {
+            codec_failed(s);
+        }
+    } else if (!s->gzip_level) {
         emit(s, s->buf, s->len);
+    }
     s->len = 0;
 }
 
@@ -178,33 +140,6 @@ void sink_write(pc_sink *s, const void *data, size_t len)
         p += k;
         len -= k;
     }
-}
-
-static int init_codec(pc_sink *s, int level)
-{
-    static const uint32_t level_buf_size[] = {
-        ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-        ISAL_DEF_LVL3_DEFAULT,
-    };
-    if (!(s->zout = malloc(BUF_SIZE)))
-        return -1;
-    if (level <= ISAL_DEF_MAX_LEVEL) {
-        isal_deflate_init(&s->iz);
-        s->iz.gzip_flag = IGZIP_GZIP;
-        s->iz.level = (uint32_t)level;
-        s->iz.level_buf_size = level_buf_size[level];
-        if (!(s->level_buf = malloc(s->iz.level_buf_size)))
-            return -1;
-        s->iz.level_buf = s->level_buf;
-        s->codec = CODEC_ISAL;
-        return 0;
-    }
-    /* windowBits 16 + 15: a gzip wrapper. */
-    if (deflateInit2(&s->zs, level > 9 ? 9 : level, Z_DEFLATED, 16 + 15, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
-        return -1;
-    s->codec = CODEC_ZLIB;
-    return 0;
 }
 
 /* The temporary files being written, for pc_remove_partial_outputs(),
@@ -266,10 +201,7 @@ static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
         sink_abort(s);
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
     }
-    if (gzip_level > 0 && init_codec(s, gzip_level) < 0) {
-        sink_abort(s);
-        return pc_fail(err, PC_ENOMEM, "%s: out of memory starting gzip compression", path);
-    }
+    s->gzip_level = gzip_level > 0 ? gzip_level : 0;
     *out = s;
     return PC_OK;
 }
@@ -421,9 +353,7 @@ void sink_abort(pc_sink *s)
 {
     if (!s)
         return;
-    if (s->codec == CODEC_ZLIB)
-        deflateEnd(&s->zs);
-    free(s->level_buf);
+    gz_free(s->gz);
     if (s->tmp) {
         if (s->fd >= 0)
             close(s->fd);
@@ -435,7 +365,6 @@ void sink_abort(pc_sink *s)
     free(s->tmp);
     free(s->path);
     free(s->buf);
-    free(s->zout);
     free(s->mem);
     free(s);
 }
@@ -443,4 +372,9 @@ void sink_abort(pc_sink *s)
 uint64_t sink_bytes(const pc_sink *s)
 {
     return s->flushed + s->len;
+}
+
+void sink_set_threads(pc_sink *s, int threads)
+{
+    s->threads = threads;
 }

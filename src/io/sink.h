@@ -33,6 +33,11 @@ uint8_t *sink_reserve(pc_sink *s, size_t n);
 void sink_advance(pc_sink *s, size_t n);
 void sink_write(pc_sink *s, const void *data, size_t len);
 
+/* Threads that may compress (see gz_new): 1 compresses on the caller's
+ * thread, 0 (the default) uses the machine's cores.  The bytes written
+ * are the same for any value.  Call before writing. */
+void sink_set_threads(pc_sink *s, int threads);
+
 /* Bytes written so far, before compression. */
 uint64_t sink_bytes(const pc_sink *s);
 

@@ -180,6 +180,7 @@ static int write_sink(const pc_profile *p, const char *path, const pc_write_opti
                   : sink_open_memory(&s, gzip_level(o), err);
     if (st != PC_OK)
         return st;
+    sink_set_threads(s, o->threads);
     if ((st = d->write(p, o, s, err)) != PC_OK) {
         sink_abort(s);
         return st;

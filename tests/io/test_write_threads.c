@@ -83,6 +83,8 @@ TEST(threads_one_profile_many_writers)
     for (int k = 0; k < KINDS; k++)
         T_EQ_INT(write_kind(p, k, NULL, &want[k], &want_len[k], &err), PC_OK);
     pthread_t th[WRITERS];
+    /* Made here, once: the writers only read its name. */
+    t_tmpdir();
     for (int i = 0; i < WRITERS; i++) {
         wr[i].p = p;
         wr[i].id = i;

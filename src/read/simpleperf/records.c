@@ -6,6 +6,7 @@
 #include "read/simpleperf/simpleperf.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,16 @@ int sp_open(sp_reader *r, pc_input *in, pc_error *err)
 
 void sp_close(sp_reader *r)
 {
-    free(r->chain);
-    free(r->strs[0]);
-    free(r->strs[1]);
+    sp_decoder_free(&r->dc);
     memset(r, 0, sizeof *r);
+}
+
+void sp_decoder_free(sp_decoder *dc)
+{
+    free(dc->chain);
+    free(dc->strs[0]);
+    free(dc->strs[1]);
+    memset(dc, 0, sizeof *dc);
 }
 
 const char *sp_error_code_name(uint32_t code)
@@ -61,14 +68,16 @@ const char *sp_error_code_name(uint32_t code)
 
 /* Context for decoding one record: failures name the record. */
 typedef struct dec {
-    sp_reader *r;
+    const pc_input *in;
+    sp_decoder *dc;
+    size_t index;      /* the record's number, 1 for the first */
     pc_error *err;
 } dec;
 
 static int wire_fail(dec *d, const pb_reader *pr)
 {
-    src_fail_at(d->r->in, d->err, pb_offset(pr, pr->err_at),
-                "record %zu: %s", d->r->n_records + 1, pb_strerror(pr->err));
+    src_fail_at(d->in, d->err, pb_offset(pr, pr->err_at),
+                "record %zu: %s", d->index, pb_strerror(pr->err));
     return -1;
 }
 
@@ -87,29 +96,32 @@ static int next_field(dec *d, pb_reader *pr, pb_field *f,
                       const uint8_t *expect, size_t n_expect)
 {
     int got = next_any_field(d, pr, f, expect, n_expect);
-    if (got > 0 && f->number >= n_expect && !d->r->unknown_fields++) {
-        d->r->first_unknown.number = f->number;
-        d->r->first_unknown.record = d->r->n_records + 1;
-        d->r->first_unknown.offset = pb_offset(pr, f->at);
+    if (got > 0 && f->number >= n_expect && !d->dc->unknown_fields++) {
+        d->dc->first_unknown.number = f->number;
+        d->dc->first_unknown.record = d->index;
+        d->dc->first_unknown.offset = pb_offset(pr, f->at);
     }
     return got;
 }
 
+/* Offsets stand in for pointers into the decoder's arrays, which may
+ * move, until sp_decoder_fix(). */
+#define AS_PTR(off) ((void *)(uintptr_t)(off))
+#define AS_OFF(ptr) ((size_t)(uintptr_t)(ptr))
+
+/* Appends f's string to the decoder's list which; a record's strings are
+ * the n from its first. */
 static int push_str(dec *d, int which, size_t *n, const pb_field *f)
 {
-    sp_reader *r = d->r;
-    if (*n == r->strs_cap[which]) {
-        size_t cap = r->strs_cap[which] ? r->strs_cap[which] * 2 : 64;
-        sp_str *s = realloc(r->strs[which], cap * sizeof *s);
-        if (!s) {
-            pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
-            return -1;
-        }
-        r->strs[which] = s;
-        r->strs_cap[which] = cap;
+    sp_decoder *dc = d->dc;
+    if (pc_grow(&dc->strs[which], &dc->strs_cap[which], dc->n_strs[which] + 1,
+                sizeof *dc->strs[which], 64) < 0) {
+        pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(d->in));
+        return -1;
     }
-    r->strs[which][*n].s = (const char *)f->data;
-    r->strs[which][*n].len = f->len;
+    dc->strs[which][dc->n_strs[which]].s = (const char *)f->data;
+    dc->strs[which][dc->n_strs[which]].len = f->len;
+    dc->n_strs[which]++;
     (*n)++;
     return 0;
 }
@@ -191,11 +203,11 @@ static int dec_unwind(dec *d, pb_reader *pr, sp_record *rec)
 static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
 {
     static const uint8_t expect[] = {ANY, V, V, L, V, V, L};
-    sp_reader *r = d->r;
+    sp_decoder *dc = d->dc;
     pb_field f;
     pb_reader sub;
     int got = 0;
-    size_t n = 0;
+    size_t first = dc->n_chain;
     memset(&rec->sample, 0, sizeof rec->sample);
     for (;;) {
         /* Fast path for callchain entries, most of a sample: the tag
@@ -224,17 +236,17 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
             continue;
         }
         {
-            if (pc_grow(&r->chain, &r->chain_cap, n + 1, sizeof *r->chain, 256) < 0) {
-                pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
+            if (pc_grow(&dc->chain, &dc->chain_cap, dc->n_chain + 1, sizeof *dc->chain, 256) < 0) {
+                pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(d->in));
                 return -1;
             }
             pb_reader_sub(pr, &f, &sub);
-            if (dec_entry(d, &sub, &r->chain[n++]) < 0)
+            if (dec_entry(d, &sub, &dc->chain[dc->n_chain++]) < 0)
                 return -1;
         }
     }
-    rec->sample.chain = r->chain;
-    rec->sample.n_chain = n;
+    rec->sample.chain = AS_PTR(first);
+    rec->sample.n_chain = dc->n_chain - first;
     return got;
 }
 
@@ -259,6 +271,7 @@ static int dec_file(dec *d, pb_reader *pr, sp_record *rec)
     pb_field f;
     int got;
     memset(&rec->file, 0, sizeof rec->file);
+    size_t first_symbol = d->dc->n_strs[0], first_mangled = d->dc->n_strs[1];
     while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
         switch (f.number) {
         case 1: rec->file.id = (uint32_t)f.value; break;
@@ -273,8 +286,8 @@ static int dec_file(dec *d, pb_reader *pr, sp_record *rec)
             break;
         }
     }
-    rec->file.symbols = d->r->strs[0];
-    rec->file.mangled = d->r->strs[1];
+    rec->file.symbols = AS_PTR(first_symbol);
+    rec->file.mangled = AS_PTR(first_mangled);
     return got;
 }
 
@@ -300,6 +313,7 @@ static int dec_meta(dec *d, pb_reader *pr, sp_record *rec)
     pb_field f;
     int got;
     memset(&rec->meta, 0, sizeof rec->meta);
+    size_t first_type = d->dc->n_strs[0];
     while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
         switch (f.number) {
         case 1:
@@ -325,7 +339,7 @@ static int dec_meta(dec *d, pb_reader *pr, sp_record *rec)
         case 6: rec->meta.trace_offcpu = f.value != 0; break;
         }
     }
-    rec->meta.event_types = d->r->strs[0];
+    rec->meta.event_types = AS_PTR(first_type);
     return got;
 }
 
@@ -374,33 +388,88 @@ static int dec_record(dec *d, pb_reader *pr, sp_record *rec)
 
 #undef ANY
 
-static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *framed);
+void sp_decoder_fix(const sp_decoder *dc, sp_record *rec)
+{
+    switch (rec->kind) {
+    case SP_SAMPLE:
+        rec->sample.chain = dc->chain ? dc->chain + AS_OFF(rec->sample.chain) : NULL;
+        break;
+    case SP_FILE:
+        rec->file.symbols = dc->strs[0] ? dc->strs[0] + AS_OFF(rec->file.symbols) : NULL;
+        rec->file.mangled = dc->strs[1] ? dc->strs[1] + AS_OFF(rec->file.mangled) : NULL;
+        break;
+    case SP_META:
+        rec->meta.event_types = dc->strs[0] ? dc->strs[0] + AS_OFF(rec->meta.event_types) : NULL;
+        break;
+    }
+}
+
+void sp_decoder_take_unknown(sp_reader *r, sp_decoder *dc)
+{
+    if (dc->unknown_fields && !r->unknown_fields) {
+        r->first_unknown.number = dc->first_unknown.number;
+        r->first_unknown.record = dc->first_unknown.record;
+        r->first_unknown.offset = dc->first_unknown.offset;
+    }
+    r->unknown_fields += dc->unknown_fields;
+    dc->unknown_fields = 0;
+}
+
+int sp_decode(const pc_input *in, sp_decoder *dc, const uint8_t *data, uint32_t size,
+              uint64_t off, size_t index, sp_record *rec, pc_error *err)
+{
+    pb_reader pr;
+    dec d = {in, dc, index, err};
+    pb_reader_init(&pr, data, size, off + 4);
+    rec->offset = off;
+    rec->size = size;
+    rec->index = index;
+    return dec_record(&d, &pr, rec) < 0 ? -1 : 0;
+}
 
 int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
 {
     for (;;) {
-        int framed = 0;
-        int got = sp_next_strict(r, rec, err, &framed);
-        if (got >= 0 || !r->keep_going || err->status != PC_EINPUT)
+        const uint8_t *data;
+        uint32_t size;
+        uint64_t off;
+        int got = sp_frame(r, &data, &size, &off, err);
+        if (got <= 0)
             return got;
-        if (framed) {
-            /* The record's frame holds: skip it, read on. */
-            pc_skips_add(&r->skipped, err);
-            continue;
+        sp_decoder *dc = &r->dc;
+        dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
+        int bad = sp_decode(r->in, dc, data, size, off, r->n_records, rec, err) < 0;
+        sp_decoder_take_unknown(r, dc);
+        if (!bad) {
+            sp_decoder_fix(dc, rec);
+            return 1;
         }
-        /* The framing is broken: the file ends here. */
-        r->stop.why = *err;
-        r->stop.stopped = 1;
-        r->done = 1;
-        return 0;
+        if (!r->keep_going || err->status != PC_EINPUT)
+            return -1;
+        /* The record's frame holds: skip it, read on. */
+        pc_skips_add(&r->skipped, err);
     }
 }
 
-/* sp_next without keep_going; *framed tells a damaged record whose size
- * prefix was sound (the next record can still be found). */
-static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *framed)
+static int frame_strict(sp_reader *r, const uint8_t **data, uint32_t *size_out,
+                        uint64_t *off_out, pc_error *err);
+
+int sp_frame(sp_reader *r, const uint8_t **data, uint32_t *size, uint64_t *off,
+             pc_error *err)
 {
-    pc_input *in = r->in;
+    int got = frame_strict(r, data, size, off, err);
+    if (got >= 0 || !r->keep_going || err->status != PC_EINPUT)
+        return got;
+    /* The framing is broken: the file ends here. */
+    r->stop.why = *err;
+    r->stop.stopped = 1;
+    r->done = 1;
+    return 0;
+}
+
+static int frame_strict(sp_reader *r, const uint8_t **data, uint32_t *size_out,
+                        uint64_t *off_out, pc_error *err)
+{    pc_input *in = r->in;
     src_skip(in, r->consumed);
     r->consumed = 0;
     if (r->done)
@@ -444,18 +513,10 @@ static int sp_next_strict(sp_reader *r, sp_record *rec, pc_error *err, int *fram
                     r->n_records + 1, size, src_avail(in));
         return -1;
     }
-    pb_reader pr;
-    dec d = {r, err};
-    pb_reader_init(&pr, src_ptr(in), size, off + 4);
-    rec->offset = off;
-    rec->size = size;
-    rec->index = r->n_records + 1;
+    *data = src_ptr(in);
+    *size_out = size;
+    *off_out = off;
     r->consumed = size;
-    int bad = dec_record(&d, &pr, rec) < 0;
     r->n_records++;
-    if (bad) {
-        *framed = 1;
-        return -1;
-    }
     return 1;
 }

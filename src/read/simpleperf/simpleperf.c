@@ -444,7 +444,7 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
         if (got < 0)
             st = err->status;
     } else {
-        st = sp_read_threaded(&r, on_record, &b, err);
+        st = sp_read_threaded(&r, o->threads, on_record, &b, err);
     }
     if (st == PC_OK && b.pre_meta && b.max_event >= p->event.n)
         st = src_fail_at(in, err, b.max_event_off, "sample event_type_id %" PRIu32

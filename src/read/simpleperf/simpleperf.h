@@ -90,16 +90,31 @@ typedef struct sp_record {
     } sw;
 } sp_record;
 
+/* Where decoded records keep their arrays: callchain entries, and strings
+ * (symbols, or event types; mangled symbols), appended record after
+ * record, so that a batch of records is decoded into one set of arrays.
+ * Also the fields of known messages this version does not know, and
+ * where the first one was.  Zeroed before use. */
+typedef struct sp_decoder {
+    sp_entry *chain;
+    size_t n_chain, chain_cap;
+    sp_str *strs[2];
+    size_t n_strs[2], strs_cap[2];
+    size_t unknown_fields;
+    struct {
+        uint32_t number;
+        size_t record;
+        uint64_t offset;
+    } first_unknown;
+} sp_decoder;
+
 typedef struct sp_reader {
     pc_input *in;
     uint16_t version;
     size_t n_records;
     int done;
     size_t consumed;   /* bytes of the current record to skip before the next */
-    sp_entry *chain;
-    size_t chain_cap;
-    sp_str *strs[2];   /* symbols and mangled symbols, or event types */
-    size_t strs_cap[2];
+    sp_decoder dc;     /* sp_next's */
     /* With keep_going, a record whose protobuf is damaged is skipped
      * (counted, the first message kept) and a broken frame ends the file
      * (its message kept) instead of failing. */
@@ -127,19 +142,44 @@ int sp_open(sp_reader *r, pc_input *in, pc_error *err);
  * filled. */
 int sp_next(sp_reader *r, sp_record *rec, pc_error *err);
 
+/* sp_next in two steps, for decoding elsewhere than the framing.
+ * sp_frame finds the next record: *data, valid until the next call, its
+ * size bytes of protobuf, *off the stream offset of its size prefix; it
+ * is the r->n_records-th.  Returns 1, 0 after the terminator (or, with
+ * keep_going, where the framing broke), -1 with err filled. */
+int sp_frame(sp_reader *r, const uint8_t **data, uint32_t *size, uint64_t *off,
+             pc_error *err);
+
+/* Decodes one framed record into *rec, appending its arrays to dc; the
+ * record's pointers into them are offsets until sp_decoder_fix(rec),
+ * once dc's arrays no longer move.  Strings point into data.  Reads in
+ * only for its name: records may be decoded on any thread, each decoder
+ * on one at a time.  Returns 0, or -1 with err filled (PC_EINPUT: the
+ * record is damaged but framed, so keep_going may skip it). */
+int sp_decode(const pc_input *in, sp_decoder *dc, const uint8_t *data, uint32_t size,
+              uint64_t off, size_t index, sp_record *rec, pc_error *err);
+void sp_decoder_fix(const sp_decoder *dc, sp_record *rec);
+
+/* Adds dc's count of unknown fields to r's (r's first stays first) and
+ * clears it. */
+void sp_decoder_take_unknown(sp_reader *r, sp_decoder *dc);
+void sp_decoder_free(sp_decoder *dc);
+
 void sp_close(sp_reader *r);
 
 /* Name of an UnwindingResult error code ("ERROR_INVALID_MAP"), or NULL
  * for a value the format does not define. */
 const char *sp_error_code_name(uint32_t code);
 
-/* Decodes r's records on a second thread and hands each to fn on this
- * one, in file order, until the end, an error of the decoding (err
- * filled), or fn's first status other than PC_OK, which is returned.
- * rec is valid only during the call.  Without a second thread to be had,
+/* Reads r's records with up to threads threads (0: the machine's cores):
+ * one frames them, all decode them, and this one hands each to fn, in
+ * file order, until the end, an error of the input (err filled), or fn's
+ * first status other than PC_OK, which is returned.  Damaged records
+ * skipped and unknown fields are noted in r as sp_next would.  rec is
+ * valid only during the call.  Without a second thread to be had,
  * decodes on this one. */
 typedef int (*sp_record_fn)(void *ctx, const sp_record *rec);
-int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err);
+int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, void *ctx, pc_error *err);
 
 /* Reads a whole simpleperf file from in into p. */
 int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,

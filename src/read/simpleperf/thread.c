@@ -1,23 +1,33 @@
-/* simpleperf records decoded on a second thread (see read_simpleperf.h).
+/* simpleperf records framed by one thread, decoded by all, built in order
+ * (see sp_read_threaded in simpleperf.h).
  *
- * Reading and decoding (input layer, gunzip, protobuf) take about as long
- * as building the model from what they give, so the two run side by side:
- * the decoding thread copies each record out of the input window into a
- * batch, the calling thread builds the model from full batches, in file
- * order.  The model is therefore the same as with one thread.
+ * Decoding each record's protobuf costs more than building the model from
+ * it, and framing (finding where each record starts) costs little.  So a
+ * framing thread copies records' bytes, as they are, into a batch and
+ * notes where each starts; any thread decodes a framed batch in place
+ * (strings stay pointers into the batch's bytes, callchains go into the
+ * batch's own array); the calling thread builds the model from decoded
+ * batches in file order.  The model is therefore the same as with one
+ * thread.
  *
- * A batch's pointers are offsets while it fills (its arrays may move) and
- * become pointers when it is handed over.  Three batches circulate, so
- * memory stays at a few MiB whatever the input's size.
+ * Batches sit in a ring, batch k in slot k % N_SLOT.  Every thread
+ * decodes the oldest framed batch no one has taken: the framing thread
+ * once it is a few batches ahead, the calling thread whenever the batch
+ * it needs next is not decoded yet, so it never waits while there is
+ * work, and more threads all the time.  When building is the slower part
+ * the calling thread only builds; when decoding is, both decode.
  *
- * Progress and log callbacks stay on the calling thread: the decoding
- * thread only notes how far the input has been read, and the calling
- * thread reports it between batches. */
+ * Damaged records, unknown fields and progress are noted per batch and
+ * taken into the reader in order by the calling thread, which alone calls
+ * back; so are failures, so the error a file gives is the one it gives on
+ * one thread. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/grow.h"
@@ -25,149 +35,56 @@
 #include "io/source.h"
 
 enum {
-    N_BATCH = 3,
-    BATCH_RECORDS = 4096,
-    BATCH_ENTRIES = 1 << 16,
-    BATCH_BYTES = 1 << 20,
+    N_SLOT = 4,
+    BATCH_RECORDS = 1024,
+    BATCH_BYTES = 512 << 10,
+    MAX_HELPERS = 15,
+    LOOKAHEAD = 2,
 };
 
-typedef struct batch {
-    sp_record *rec;
-    sp_entry *ent;
-    sp_str *strs;
-    char *bytes;
-    size_t n_rec, n_ent, n_strs, n_bytes;
-    size_t cap_rec, cap_ent, cap_strs, cap_bytes;
-    int full;      /* handed over: the calling thread's to read */
-    int last;      /* decoding ended with these records; status says how */
-    int status;
+enum { EMPTY, FRAMING, FRAMED, DECODING, DECODED };
+
+typedef struct framed_rec {
+    size_t at;          /* in bytes */
+    uint32_t size;
+    uint64_t off;
+    size_t index;
+} framed_rec;
+
+typedef struct skip {
+    size_t before;      /* decoded records that come before it */
     pc_error err;
+} skip;
+
+typedef struct batch {
+    int state;
+    uint64_t seq;
+    uint8_t *bytes;
+    size_t n_bytes, cap_bytes;
+    framed_rec *fr;
+    size_t n_fr, cap_fr;
+    int last;           /* framing ended with this batch; frame_status says how */
+    int frame_status;
+    pc_error frame_err;
+    /* Decoded: */
+    sp_record *rec;
+    size_t n_rec, cap_rec;
+    sp_decoder dc;
+    skip *skips;
+    size_t n_skips, cap_skips;
+    int decode_status;  /* the first failure not skipped ends the batch */
+    pc_error decode_err;
 } batch;
 
 typedef struct pipeline {
     sp_reader *r;
-    batch b[N_BATCH];
+    batch b[N_SLOT];
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int stop;      /* the calling thread gave up */
+    int stop;           /* the calling thread gave up */
+    int framing_done;
     _Atomic uint64_t done, total;
 } pipeline;
-
-/* Offsets stand in for pointers until the batch is sealed. */
-#define AS_PTR(off) ((const void *)(uintptr_t)(off))
-#define AS_OFF(ptr) ((size_t)(uintptr_t)(ptr))
-
-static int put_str(batch *b, sp_str *dst, sp_str src)
-{
-    if (pc_grow(&b->bytes, &b->cap_bytes, b->n_bytes + src.len + 1, 1, 256) < 0)
-        return -1;
-    if (src.len)
-        memcpy(b->bytes + b->n_bytes, src.s, src.len);
-    dst->s = AS_PTR(b->n_bytes);
-    dst->len = src.len;
-    b->n_bytes += src.len;
-    return 0;
-}
-
-static int put_strs(batch *b, const sp_str **dst, const sp_str *src, size_t n)
-{
-    if (pc_grow(&b->strs, &b->cap_strs, b->n_strs + n, sizeof *b->strs, 256) < 0)
-        return -1;
-    size_t first = b->n_strs;
-    b->n_strs += n;
-    for (size_t i = 0; i < n; i++)
-        if (put_str(b, &b->strs[first + i], src[i]) < 0)
-            return -1;
-    *dst = AS_PTR(first);
-    return 0;
-}
-
-/* Copies what c points to into b, c's pointers becoming offsets. */
-static int copy_out(batch *b, sp_record *c)
-{
-    switch (c->kind) {
-    case SP_SAMPLE:
-        if (pc_grow(&b->ent, &b->cap_ent, b->n_ent + c->sample.n_chain, sizeof *b->ent,
-                    256) < 0)
-            return -1;
-        if (c->sample.n_chain)
-            memcpy(b->ent + b->n_ent, c->sample.chain, c->sample.n_chain * sizeof *b->ent);
-        c->sample.chain = AS_PTR(b->n_ent);
-        b->n_ent += c->sample.n_chain;
-        return 0;
-    case SP_FILE:
-        return put_str(b, &c->file.path, c->file.path) ||
-               put_strs(b, &c->file.symbols, c->file.symbols, c->file.n_symbols) ||
-               put_strs(b, &c->file.mangled, c->file.mangled, c->file.n_mangled)
-                   ? -1 : 0;
-    case SP_THREAD:
-        return put_str(b, &c->thread.name, c->thread.name);
-    case SP_META:
-        return put_strs(b, &c->meta.event_types, c->meta.event_types,
-                        c->meta.n_event_types) ||
-               put_str(b, &c->meta.app_package, c->meta.app_package) ||
-               put_str(b, &c->meta.app_type, c->meta.app_type) ||
-               put_str(b, &c->meta.sdk_version, c->meta.sdk_version) ||
-               put_str(b, &c->meta.build_type, c->meta.build_type)
-                   ? -1 : 0;
-    default:
-        return 0;
-    }
-}
-
-/* Copies rec, and what it points to, into b.  The record joins the batch
- * only once all of it is copied: when memory runs out, b is left as it
- * was, so that the records handed over are whole and their offsets
- * valid. */
-static int add(batch *b, const sp_record *rec)
-{
-    size_t n_ent = b->n_ent, n_strs = b->n_strs, n_bytes = b->n_bytes;
-    sp_record c = *rec;
-    if (pc_grow(&b->rec, &b->cap_rec, b->n_rec + 1, sizeof *b->rec, 256) < 0 ||
-        copy_out(b, &c) < 0) {
-        b->n_ent = n_ent;
-        b->n_strs = n_strs;
-        b->n_bytes = n_bytes;
-        return -1;
-    }
-    b->rec[b->n_rec++] = c;
-    return 0;
-}
-
-static void fix_str(const batch *b, sp_str *s)
-{
-    s->s = b->bytes ? b->bytes + AS_OFF(s->s) : "";
-}
-
-/* Turns the batch's offsets into pointers: its arrays no longer move. */
-static void seal(batch *b)
-{
-    for (size_t i = 0; i < b->n_strs; i++)
-        fix_str(b, &b->strs[i]);
-    for (size_t i = 0; i < b->n_rec; i++) {
-        sp_record *c = &b->rec[i];
-        switch (c->kind) {
-        case SP_SAMPLE:
-            c->sample.chain = b->ent ? b->ent + AS_OFF(c->sample.chain) : NULL;
-            break;
-        case SP_FILE:
-            fix_str(b, &c->file.path);
-            c->file.symbols = b->strs ? b->strs + AS_OFF(c->file.symbols) : NULL;
-            c->file.mangled = b->strs ? b->strs + AS_OFF(c->file.mangled) : NULL;
-            break;
-        case SP_THREAD:
-            fix_str(b, &c->thread.name);
-            break;
-        case SP_META:
-            c->meta.event_types = b->strs ? b->strs + AS_OFF(c->meta.event_types) : NULL;
-            fix_str(b, &c->meta.app_package);
-            fix_str(b, &c->meta.app_type);
-            fix_str(b, &c->meta.sdk_version);
-            fix_str(b, &c->meta.build_type);
-            break;
-        }
-    }
-}
 
 static void note_progress(void *ctx, uint64_t done, uint64_t total)
 {
@@ -176,44 +93,208 @@ static void note_progress(void *ctx, uint64_t done, uint64_t total)
     atomic_store_explicit(&q->done, done, memory_order_relaxed);
 }
 
-static void *decode(void *arg)
+/* Copies records into b until it is full, the file ends or framing fails. */
+static void frame_batch(pipeline *q, batch *b)
 {
-    pipeline *q = arg;
-    for (size_t i = 0;; i = (i + 1) % N_BATCH) {
-        batch *b = &q->b[i];
-        pthread_mutex_lock(&q->mu);
-        while (b->full && !q->stop)
-            pthread_cond_wait(&q->cv, &q->mu);
-        int stop = q->stop;
-        pthread_mutex_unlock(&q->mu);
-        if (stop)
-            return NULL;
-        b->n_rec = b->n_ent = b->n_strs = b->n_bytes = 0;
-        int got = 1;
-        sp_record rec;
-        while (b->n_rec < BATCH_RECORDS && b->n_ent < BATCH_ENTRIES &&
-               b->n_bytes < BATCH_BYTES) {
-            if ((got = sp_next(q->r, &rec, &b->err)) <= 0)
-                break;
-            if (add(b, &rec) < 0) {
-                pc_fail(&b->err, PC_ENOMEM, "%s: out of memory", src_name(q->r->in));
-                got = -1;
-                break;
-            }
+    sp_reader *r = q->r;
+    b->n_bytes = b->n_fr = 0;
+    b->last = 0;
+    b->frame_status = PC_OK;
+    while (b->n_fr < BATCH_RECORDS && b->n_bytes < BATCH_BYTES) {
+        const uint8_t *data;
+        uint32_t size;
+        uint64_t off;
+        int got = sp_frame(r, &data, &size, &off, &b->frame_err);
+        if (got <= 0) {
+            b->last = 1;
+            b->frame_status = got < 0 ? b->frame_err.status : PC_OK;
+            return;
         }
-        b->last = got <= 0;
-        b->status = got < 0 ? b->err.status : PC_OK;
-        seal(b);
-        pthread_mutex_lock(&q->mu);
-        b->full = 1;
-        pthread_cond_broadcast(&q->cv);
-        pthread_mutex_unlock(&q->mu);
-        if (b->last)
-            return NULL;
+        if (pc_grow(&b->fr, &b->cap_fr, b->n_fr + 1, sizeof *b->fr, 256) < 0 ||
+            pc_grow(&b->bytes, &b->cap_bytes, b->n_bytes + size, 1, 1 << 16) < 0) {
+            b->last = 1;
+            b->frame_status = pc_fail(&b->frame_err, PC_ENOMEM, "%s: out of memory",
+                                      src_name(r->in));
+            return;
+        }
+        memcpy(b->bytes + b->n_bytes, data, size);
+        b->fr[b->n_fr++] = (framed_rec){b->n_bytes, size, off, r->n_records};
+        b->n_bytes += size;
     }
 }
 
-int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err)
+/* Decodes b's framed records; their pointers are into b alone. */
+static void decode_batch(const pipeline *q, batch *b)
+{
+    const sp_reader *r = q->r;
+    sp_decoder *dc = &b->dc;
+    dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
+    dc->unknown_fields = 0;
+    b->n_rec = b->n_skips = 0;
+    b->decode_status = PC_OK;
+    if (pc_grow(&b->rec, &b->cap_rec, b->n_fr, sizeof *b->rec, 256) < 0) {
+        b->decode_status = pc_fail(&b->decode_err, PC_ENOMEM, "%s: out of memory",
+                                   src_name(r->in));
+        return;
+    }
+    for (size_t k = 0; k < b->n_fr; k++) {
+        const framed_rec *f = &b->fr[k];
+        pc_error e;
+        if (sp_decode(r->in, dc, b->bytes + f->at, f->size, f->off, f->index,
+                      &b->rec[b->n_rec], &e) == 0) {
+            b->n_rec++;
+            continue;
+        }
+        if (r->keep_going && e.status == PC_EINPUT) {
+            /* Skipped, as on one thread, when the calling thread gets here. */
+            if (pc_grow(&b->skips, &b->cap_skips, b->n_skips + 1, sizeof *b->skips, 4) == 0) {
+                b->skips[b->n_skips++] = (skip){b->n_rec, e};
+                continue;
+            }
+            b->decode_status = pc_fail(&b->decode_err, PC_ENOMEM, "%s: out of memory",
+                                       src_name(r->in));
+            break;
+        }
+        b->decode_err = e;
+        b->decode_status = e.status;
+        break;
+    }
+    for (size_t k = 0; k < b->n_rec; k++)
+        sp_decoder_fix(dc, &b->rec[k]);
+}
+
+/* The oldest framed batch no one decodes yet, or NULL; *n_framed the
+ * number of such.  Called locked. */
+static batch *pick_framed(pipeline *q, int *n_framed)
+{
+    batch *pick = NULL;
+    int n = 0;
+    for (int i = 0; i < N_SLOT; i++) {
+        batch *b = &q->b[i];
+        if (b->state == FRAMED) {
+            n++;
+            if (!pick || b->seq < pick->seq)
+                pick = b;
+        }
+    }
+    if (n_framed)
+        *n_framed = n;
+    return pick;
+}
+
+/* Decodes b, claimed (DECODING) under the lock, and hands it back. */
+static void decode_claimed(pipeline *q, batch *b)
+{
+    pthread_mutex_unlock(&q->mu);
+    decode_batch(q, b);
+    pthread_mutex_lock(&q->mu);
+    b->state = DECODED;
+    pthread_cond_broadcast(&q->cv);
+}
+
+static void *framer(void *arg)
+{
+    pipeline *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (uint64_t seq = 0;; seq++) {
+        batch *b = &q->b[seq % N_SLOT];
+        for (;;) {
+            if (q->stop) {
+                pthread_mutex_unlock(&q->mu);
+                return NULL;
+            }
+            /* Framing runs ahead of decoding by LOOKAHEAD batches, so that
+             * a thread with nothing to build finds one to decode. */
+            int n_framed;
+            batch *d = pick_framed(q, &n_framed);
+            if (b->state == EMPTY && (n_framed < LOOKAHEAD || !d))
+                break;
+            if (d) {
+                d->state = DECODING;
+                decode_claimed(q, d);
+            } else {
+                pthread_cond_wait(&q->cv, &q->mu);
+            }
+        }
+        b->state = FRAMING;
+        b->seq = seq;
+        pthread_mutex_unlock(&q->mu);
+        frame_batch(q, b);
+        pthread_mutex_lock(&q->mu);
+        b->state = FRAMED;
+        pthread_cond_broadcast(&q->cv);
+        if (b->last)
+            break;
+    }
+    q->framing_done = 1;
+    pthread_cond_broadcast(&q->cv);
+    /* Whatever is framed and waiting is decoded by whoever comes first. */
+    for (batch *d; !q->stop && (d = pick_framed(q, NULL));) {
+        d->state = DECODING;
+        decode_claimed(q, d);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+static void *helper(void *arg)
+{
+    pipeline *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        batch *d = pick_framed(q, NULL);
+        if (q->stop || (!d && q->framing_done))
+            break;
+        if (d) {
+            d->state = DECODING;
+            decode_claimed(q, d);
+        } else {
+            pthread_cond_wait(&q->cv, &q->mu);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Hands b's records to fn in order, with the skips between them. */
+static int build(pipeline *q, batch *b, sp_record_fn fn, void *ctx, pc_error *err)
+{
+    sp_reader *r = q->r;
+    int st = PC_OK;
+    size_t s = 0;
+    for (size_t k = 0; k < b->n_rec && st == PC_OK; k++) {
+        for (; s < b->n_skips && b->skips[s].before == k; s++)
+            pc_skips_add(&r->skipped, &b->skips[s].err);
+        st = fn(ctx, &b->rec[k]);
+    }
+    if (st != PC_OK)
+        return st;
+    for (; s < b->n_skips; s++)
+        pc_skips_add(&r->skipped, &b->skips[s].err);
+    sp_decoder_take_unknown(r, &b->dc);
+    if (b->decode_status != PC_OK) {
+        *err = b->decode_err;
+        return b->decode_status;
+    }
+    if (b->frame_status != PC_OK) {
+        *err = b->frame_err;
+        return b->frame_status;
+    }
+    return PC_OK;
+}
+
+static int helpers_wanted(int threads)
+{
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
+    }
+    /* The calling thread and the framing thread count. */
+    int h = threads - 2;
+    return h < 0 ? 0 : h > MAX_HELPERS ? MAX_HELPERS : h;
+}
+
+int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, void *ctx, pc_error *err)
 {
     pipeline *q = calloc(1, sizeof *q);
     if (!q)
@@ -226,9 +307,18 @@ int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err)
     src_get_progress(r->in, &report, &report_ctx);
     if (report)
         src_set_progress(r->in, note_progress, q);
-    pthread_t th;
+    /* Signals stay with the calling thread, whose handlers expect them. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    pthread_t th, help[MAX_HELPERS];
+    int n_help = 0, started = pthread_create(&th, NULL, framer, q) == 0;
+    for (int i = started ? helpers_wanted(threads) : 0; i > 0; i--)
+        if (pthread_create(&help[n_help], NULL, helper, q) == 0)
+            n_help++;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     int st = PC_OK;
-    if (pthread_create(&th, NULL, decode, q) != 0) {
+    if (!started) {
         /* No second thread to be had: decode here. */
         src_set_progress(r->in, report, report_ctx);
         sp_record rec;
@@ -239,21 +329,24 @@ int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err)
             st = err->status;
     } else {
         uint64_t reported = 0;
-        for (size_t i = 0;; i = (i + 1) % N_BATCH) {
-            batch *b = &q->b[i];
+        for (uint64_t seq = 0;; seq++) {
+            batch *b = &q->b[seq % N_SLOT];
             pthread_mutex_lock(&q->mu);
-            while (!b->full)
-                pthread_cond_wait(&q->cv, &q->mu);
-            pthread_mutex_unlock(&q->mu);
-            for (size_t k = 0; k < b->n_rec && st == PC_OK; k++)
-                st = fn(ctx, &b->rec[k]);
-            if (st == PC_OK && b->status != PC_OK) {
-                *err = b->err;
-                st = b->status;
+            while (!(b->seq == seq && b->state == DECODED)) {
+                /* Rather than wait, decode: this batch, or a later one. */
+                batch *d = b->seq == seq && b->state == FRAMED ? b : pick_framed(q, NULL);
+                if (d) {
+                    d->state = DECODING;
+                    decode_claimed(q, d);
+                } else {
+                    pthread_cond_wait(&q->cv, &q->mu);
+                }
             }
+            pthread_mutex_unlock(&q->mu);
+            st = build(q, b, fn, ctx, err);
             int last = b->last;
             pthread_mutex_lock(&q->mu);
-            b->full = 0;
+            b->state = EMPTY;
             if (st != PC_OK)
                 q->stop = 1;
             pthread_cond_broadcast(&q->cv);
@@ -266,14 +359,22 @@ int sp_read_threaded(sp_reader *r, sp_record_fn fn, void *ctx, pc_error *err)
             if (st != PC_OK || last)
                 break;
         }
+        pthread_mutex_lock(&q->mu);
+        q->stop = 1;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
         pthread_join(th, NULL);
+        for (int i = 0; i < n_help; i++)
+            pthread_join(help[i], NULL);
         src_set_progress(r->in, report, report_ctx);
     }
-    for (int i = 0; i < N_BATCH; i++) {
-        free(q->b[i].rec);
-        free(q->b[i].ent);
-        free(q->b[i].strs);
-        free(q->b[i].bytes);
+    for (int i = 0; i < N_SLOT; i++) {
+        batch *b = &q->b[i];
+        free(b->bytes);
+        free(b->fr);
+        free(b->rec);
+        free(b->skips);
+        sp_decoder_free(&b->dc);
     }
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);

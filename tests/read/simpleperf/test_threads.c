@@ -10,14 +10,35 @@
 #include "t.h"
 #include "test_util.h"
 
+/* What a conversion logged, one line after another. */
+typedef struct logbuf {
+    char text[4096];
+    size_t len;
+} logbuf;
+
+static void log_to(void *ctx, int level, const char *message)
+{
+    logbuf *l = ctx;
+    int k = snprintf(l->text + l->len, sizeof l->text - l->len, "%d %s\n", level, message);
+    if (k > 0)
+        l->len = l->len + (size_t)k < sizeof l->text ? l->len + (size_t)k : sizeof l->text - 1;
+}
+
+static int keep_going;
+
 /* Converts with the given thread count and writes the processed JSON
- * (malloc'd in *out) or returns the error. */
+ * (malloc'd in *out) or returns the error; what was logged in *l. */
 static int convert_with(const void *data, size_t len, int threads, unsigned char **out,
-                        size_t *n, pc_error *err)
+                        size_t *n, pc_error *err, logbuf *l)
 {
     pc_options o;
     pc_options_init(&o);
     o.threads = threads;
+    o.keep_going = keep_going;
+    l->len = 0;
+    l->text[0] = 0;
+    o.log = log_to;
+    o.log_ctx = l;
     pc_profile *p = NULL;
     *out = NULL;
     *n = 0;
@@ -31,23 +52,33 @@ static int convert_with(const void *data, size_t len, int threads, unsigned char
     return st;
 }
 
-/* Same status, same message or same bytes. */
+/* Same status, same message or same bytes, and the same warnings, with
+ * one thread, the default and four (the framing thread, two more
+ * decoding, and the calling one). */
 static void same_both_ways(const void *data, size_t len, const char *what)
 {
+    static const int counts[] = {0, 4};
     unsigned char *a, *b;
     size_t na, nb;
     pc_error ea, eb;
-    int sa = convert_with(data, len, 1, &a, &na, &ea);
-    int sb = convert_with(data, len, 0, &b, &nb, &eb);
-    if (sa != sb)
-        t_fail(__FILE__, __LINE__, "%s: status %d with one thread, %d with two", what, sa, sb);
-    else if (sa != PC_OK && strcmp(ea.message, eb.message) != 0)
-        t_fail(__FILE__, __LINE__, "%s: \"%s\" with one thread, \"%s\" with two", what,
-               ea.message, eb.message);
-    else if (sa == PC_OK && (na != nb || memcmp(a, b, na) != 0))
-        t_fail(__FILE__, __LINE__, "%s: outputs differ (%zu and %zu bytes)", what, na, nb);
+    static logbuf la, lb;
+    int sa = convert_with(data, len, 1, &a, &na, &ea, &la);
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        int sb = convert_with(data, len, counts[c], &b, &nb, &eb, &lb);
+        if (sa != sb)
+            t_fail(__FILE__, __LINE__, "%s: status %d with one thread, %d with %d", what, sa,
+                   sb, counts[c]);
+        else if (sa != PC_OK && strcmp(ea.message, eb.message) != 0)
+            t_fail(__FILE__, __LINE__, "%s: \"%s\" with one thread, \"%s\" with %d", what,
+                   ea.message, eb.message, counts[c]);
+        else if (sa == PC_OK && (na != nb || memcmp(a, b, na) != 0))
+            t_fail(__FILE__, __LINE__, "%s: outputs differ (%zu and %zu bytes)", what, na, nb);
+        else if (strcmp(la.text, lb.text) != 0)
+            t_fail(__FILE__, __LINE__, "%s: logged \"%s\" with one thread, \"%s\" with %d",
+                   what, la.text, lb.text, counts[c]);
+        free(b);
+    }
     free(a);
-    free(b);
 }
 
 static void corpus_case(const corpus_row *row)
@@ -85,6 +116,54 @@ TEST(threads_damage_same_errors)
         buf[i] ^= 0x5a;
         same_both_ways(buf, len, "flipped");
     }
+    free(buf);
+    spe_free(&e);
+}
+
+/* Damaged records skipped with keep_going, in batches all along a long
+ * file: the same records skipped, the same count and first message, the
+ * same profile. */
+TEST(threads_keep_going_same_skips)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[3] = {{0x10, 0, 0, -1}, {0x20, 0, 1, -1}, {0x30, 0, 2, -1}};
+    for (uint32_t i = 0; i < 6000; i++)
+        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 3), 1, 0, chain, 3, NULL);
+    const char *syms[] = {"a", "b", "c"};
+    spe_file(&e, 0, "/lib/x.so", syms, 3);
+    spe_end(&e);
+    /* Damage the protobuf of records here and there (never a size prefix:
+     * a broken frame ends the file, which the truncations test). */
+    unsigned char *buf = malloc(e.out.len);
+    memcpy(buf, e.out.data, e.out.len);
+    size_t pos = 12, k = 0, damaged = 0;
+    while (pos + 4 <= e.out.len) {
+        uint32_t size = (uint32_t)buf[pos] | (uint32_t)buf[pos + 1] << 8 |
+                        (uint32_t)buf[pos + 2] << 16 | (uint32_t)buf[pos + 3] << 24;
+        if (size == 0)
+            break;
+        if (k++ % 397 == 5) {
+            buf[pos + 4] = 0xff;  /* a field number and wire type no record has */
+            damaged++;
+        }
+        pos += 4 + size;
+    }
+    T_CHECK(damaged > 10);
+    keep_going = 1;
+    same_both_ways(buf, e.out.len, "damaged, keep going");
+    logbuf l;
+    unsigned char *out;
+    size_t n;
+    pc_error err;
+    T_EQ_INT(convert_with(buf, e.out.len, 4, &out, &n, &err, &l), PC_OK);
+    char want[64];
+    snprintf(want, sizeof want, "%zu damaged records skipped", damaged);
+    T_CONTAINS(l.text, want);
+    free(out);
+    keep_going = 0;
     free(buf);
     spe_free(&e);
 }
