@@ -285,8 +285,36 @@ static int repeat_file(const opts *o)
     for (size_t r = first; r < n_rec; r++) {
         uint32_t len = (uint32_t)(data[off[r]] | data[off[r] + 1] << 8 | data[off[r] + 2] << 16 |
                                   (uint32_t)data[off[r] + 3] << 24);
-        if (data[off[r] + 4] != 0x0a)
+        const unsigned char *rec = data + off[r] + 4;
+        if (rec[0] == 0x12) {
+            /* LostSituation: its sample count, the samples in the file
+             * (the Firefox Profiler checks it), becomes the samples
+             * written; the lost ones stay as recorded. */
+            const unsigned char *p = rec + 1, *end = rec + len;
+            uint64_t body = get_varint(&p, end), lost = 0;
+            end = p + body < end ? p + body : end;
+            while (p < end) {
+                unsigned tag = *p++;
+                uint64_t v = get_varint(&p, end);
+                if (tag == 0x10)
+                    lost = v;
+            }
+            unsigned char msg[32], whole[48];
+            size_t mn = 0, wn = 4;
+            msg[mn++] = 0x08;
+            mn += put_varint(msg + mn, (uint64_t)written);
+            msg[mn++] = 0x10;
+            mn += put_varint(msg + mn, lost);
+            whole[wn++] = 0x12;
+            wn += put_varint(whole + wn, mn);
+            memcpy(whole + wn, msg, mn);
+            wn += mn;
+            for (int i = 0; i < 4; i++)
+                whole[i] = (unsigned char)((wn - 4) >> (8 * i));
+            fwrite(whole, 1, wn, out);
+        } else if (rec[0] != 0x0a) {
             fwrite(data + off[r], 1, 4 + (size_t)len, out);
+        }
     }
     static const unsigned char zero[4];
     fwrite(zero, 1, 4, out);

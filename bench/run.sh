@@ -3,9 +3,12 @@
 # generators (simpleperf report-sample, Perfetto traced_perf / Chrome /
 # heapprofd, perf script text), converts each to a choice of outputs, and
 # prints one table: a row per (input, output) with input MB, input MB/s,
-# samples/s, peak RSS (/usr/bin/time %M), output MB, seconds (best of 3
-# runs, 2 for the 1M-sample inputs) and the ratio of those seconds to the
-# decoding floor, bench/skim, on the same input measured in the same way.
+# samples/s, peak RSS (/usr/bin/time %M), output MB, seconds (the median
+# of 3 runs) and the ratio of those seconds to the decoding floor,
+# bench/skim, on the same input measured in the same way.  The simpleperf
+# rows are repeated at --threads 1, 2 and all cores, and a real capture
+# (from ../shared, or $SHARED) is converted and imported by the Firefox
+# Profiler itself, for comparison.
 # Then the targets for the 1M-sample inputs (gzip -1 alone on the
 # uncompressed output against our end-to-end .json.gz; peak RSS against
 # input MB / 4 + 64), and the comparison of the packaged gzip encoders.
@@ -30,7 +33,7 @@ done
 
 scale=1
 small_runs=3
-big_runs=2
+big_runs=3
 if [ "$quick" != 0 ]; then
     scale=100
     small_runs=1
@@ -46,9 +49,10 @@ fi
 echo
 
 # Runs "$@" $1 times (after the count); prints "seconds max_rss_kb" of the
-# fastest run.  A failing run stops the benchmark with its messages.
+# median run (by time; the lower middle one of an even count).  A failing
+# run stops the benchmark with its messages.
 best() {
-    local runs=$1 best="" rss="" t0 t1 t
+    local runs=$1 t0 t1 rows=""
     shift
     for ((i = 0; i < runs; i++)); do
         t0=$(date +%s.%N)
@@ -58,13 +62,9 @@ best() {
             exit 1
         fi
         t1=$(date +%s.%N)
-        t=$(awk "BEGIN{print $t1 - $t0}")
-        if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then
-            best=$t
-            rss=$(tail -n 1 "$work/rss")
-        fi
+        rows+="$(awk "BEGIN{print $t1 - $t0}") $(tail -n 1 "$work/rss")"$'\n'
     done
-    echo "$best $rss"
+    printf '%s' "$rows" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1, $2}'
 }
 
 mb_of() {
@@ -97,6 +97,8 @@ declare -A secs_of
 # Converts input $5 (named $1, $2 samples, "-" for none) to each output
 # in $4, best of $3 runs, and prints its rows.  Sets case_mb, case_rss
 # (the largest peak RSS, KB) and secs_of[OUTPUT].
+# Options for profconv in every run of bench_case, when set.
+pc_args=()
 bench_case() {
     local name=$1 samples=$2 runs=$3 outputs=$4 in=$5 r skim secs rss outmb
     case_mb=$(mb_of "$in")
@@ -104,7 +106,8 @@ bench_case() {
     r=$(best "$runs" "$build/skim" "$in")
     read -r skim _ <<<"$r"
     for out in $outputs; do
-        r=$(best "$runs" "$build/profconv" -q --to "$(format_of "$out")" "$in" -o "$work/out.$out")
+        r=$(best "$runs" "$build/profconv" -q ${pc_args[@]+"${pc_args[@]}"} \
+            --to "$(format_of "$out")" "$in" -o "$work/out.$out")
         read -r secs rss <<<"$r"
         secs_of[$out]=$secs
         if [ "$rss" -gt "$case_rss" ]; then
@@ -158,7 +161,56 @@ notes+=("$(awk -v g="$gz" -v o="${secs_of[firefox.json.gz]}" -v j="${secs_of[fir
            o < g ? "met (faster than gzip -1 alone)" : "missed (slower than gzip -1 alone)"}')")
 # Kept for the gzip encoder comparison at the end.
 "$build/profconv" -q --to gecko --no-gzip "$in" -o "$work/gecko.json"
+# Every core: the same conversion on 1 thread, 2, and all the machine has.
+thread_counts() {
+    local all
+    all=$(nproc)
+    if [ "$all" -gt 2 ]; then
+        echo 1 2 "$all"
+    else
+        echo 1 2
+    fi
+}
+for t in $(thread_counts); do
+    pc_args=(--threads "$t")
+    bench_case "simpleperf $big --threads $t" "$n_big" "$big_runs" "firefox.json.gz" "$in"
+done
+pc_args=()
 rm -f "$in" "$work"/out.*
+
+# A real capture (simpleperf's perf_with_interpreter_frames testdata:
+# Java, interpreter and kernel frames, 15 threads), its samples repeated
+# to the big size, when the shared corpus is at hand.  The Firefox
+# Profiler's own import of the same file is the peer row (one run).
+shared=${SHARED:-../shared}
+real="$shared/corpus/simpleperf/inputs/perf_with_interpreter_frames.callchain.trace"
+if [ -f "$real" ]; then
+    in="$work/sp_real.trace"
+    "$build/gen-simpleperf" --from "$real" --samples "$n_big" -o "$in"
+    for t in $(thread_counts); do
+        pc_args=(--threads "$t")
+        bench_case "real capture $big --threads $t" "$n_big" "$big_runs" "firefox.json.gz" "$in"
+    done
+    pc_args=()
+    if [ -x "$shared/fxprof/validate" ] && command -v node >/dev/null; then
+        t0=$(date +%s.%N)
+        if /usr/bin/time -f "%M" -o "$work/rss" "$shared/fxprof/validate" --quiet "$in" \
+            >/dev/null 2>&1; then
+            t1=$(date +%s.%N)
+            awk -v n="real capture $big" -v mb="$(mb_of "$in")" -v k="$n_big" \
+                -v r="$(tail -n 1 "$work/rss")" -v t0="$t0" -v t1="$t1" \
+                -v sk="$(best "$big_runs" "$build/skim" "$in" | cut -d' ' -f1)" -v fmt="$fmt" 'BEGIN{
+                s = t1 - t0;
+                printf fmt, n, "Firefox Profiler", mb, sprintf("%.1f", mb / s), sprintf("%.0f", k / s),
+                       sprintf("%.1f", r / 1024), "-", sprintf("%.3f", s), sprintf("%.1f", s / sk)}'
+        else
+            echo "(the Firefox Profiler's import of the real capture failed; peer row left out)"
+        fi
+    fi
+    rm -f "$in" "$work"/out.*
+else
+    echo "(no $real: the real-capture rows are left out)"
+fi
 
 # The worst case for interning: every sample a new stack.
 in="$work/sp_unique.trace"
