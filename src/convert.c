@@ -216,7 +216,9 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
     if (!p)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     p->depth.max = o->max_depth;
+    src_set_threads(in, o->threads);
     int st = read_any(in, p, o, err);
+    src_done(in);
     if (st == PC_OK) {
         pc_note_extent(p);
         pc_name_unnamed_threads(p);

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,24 @@
 #include "base/error.h"
 
 #define CHUNK (1u << 20)
+
+/* gzip input is decompressed a chunk at a time, CHUNK bytes (fewer only
+ * where the stream ends or fails), on a thread of its own when threads
+ * are allowed: a ring of RING chunks made ahead.  What a reader sees
+ * depends only on the chunks, so it is the same with or without that
+ * thread: the same bytes, and a failure of the compressed data at the
+ * same place, delivered with the last bytes before it. */
+#define RING 4
+
+typedef struct chunk {
+    uint8_t *data;
+    size_t len, pos;
+    int status;          /* 0, or the negative pc_status the chunk ends in */
+    pc_error err;
+    int eof;             /* the stream ends with this chunk */
+    uint64_t raw_read;   /* input read once it was made */
+    int full;            /* made, not yet used up (the ring's state) */
+} chunk;
 
 struct pc_input {
     char *name;
@@ -35,6 +55,18 @@ struct pc_input {
     int zs_ready;         /* inflateInit2 done */
     int member_done;      /* the current gzip member has ended */
 
+    /* Chunks of gzip input: one made in place, or RING made ahead. */
+    chunk ring[RING];
+    size_t take;          /* the chunk being used (ring index) */
+    int taking;           /* take is a chunk from the thread */
+    int threads;          /* see src_set_threads */
+    int ahead;            /* a thread makes the chunks */
+    int ahead_stop;
+    uint64_t ahead_raw;   /* that thread's count of input read */
+    pthread_t ahead_th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+
     uint64_t raw_read;    /* bytes read from the file or memory so far */
     uint64_t raw_size;    /* the file's size, or 0 when unknown */
     uint64_t next_report; /* raw_read at which to call progress next */
@@ -47,6 +79,11 @@ struct pc_input {
 
 static void count_read(pc_input *in, size_t n)
 {
+    if (in->ahead) {
+        /* On the read-ahead thread: told when the chunk is taken. */
+        in->ahead_raw += n;
+        return;
+    }
     in->raw_read += n;
     if (in->progress && in->raw_read >= in->next_report) {
         while (in->next_report <= in->raw_read)
@@ -148,18 +185,34 @@ static int feed_gzip(pc_input *in, pc_error *err)
     return r > 0;
 }
 
-/* Decodes until at least one more byte is in the window or the stream
- * ends; the caller guarantees room in the window. */
-static int fill_gzip(pc_input *in, pc_error *err)
+static int fill_gzip(pc_input *in, chunk *c, pc_error *err);
+
+/* Decodes into c until it is full, the stream ends (c->eof) or fails
+ * (c->status). */
+static void make_chunk(pc_input *in, chunk *c)
 {
-    size_t before = in->len;
-    while (in->len == before) {
+    c->len = c->pos = 0;
+    c->status = 0;
+    c->eof = 0;
+    while (c->len < CHUNK && !c->eof && !c->status) {
+        int r = fill_gzip(in, c, &c->err);
+        if (r < 0)
+            c->status = r;
+    }
+    c->raw_read = in->ahead ? in->ahead_raw : in->raw_read;
+}
+
+/* Decodes until at least one more byte is in c or the stream ends. */
+static int fill_gzip(pc_input *in, chunk *c, pc_error *err)
+{
+    size_t before = c->len;
+    while (c->len == before) {
         int more;
         if (in->member_done) {
             if ((more = feed_gzip(in, err)) < 0)
                 return more;
             if (!more) {
-                in->eof = 1;
+                c->eof = 1;
                 return 0;
             }
             /* Another member may follow (as `cat a.gz b.gz` makes); anything
@@ -177,11 +230,10 @@ static int fill_gzip(pc_input *in, pc_error *err)
             return -pc_fail(err, PC_EINPUT,
                             "%s: compressed offset %lu: gzip data is truncated",
                             in->name, in->zs.total_in);
-        in->zs.next_out = in->buf + in->len;
-        size_t room = in->cap - in->len;
-        in->zs.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+        in->zs.next_out = c->data + c->len;
+        in->zs.avail_out = (uInt)(CHUNK - c->len);
         int z = inflate(&in->zs, Z_NO_FLUSH);
-        in->len = (size_t)(in->zs.next_out - in->buf);
+        c->len = (size_t)(in->zs.next_out - c->data);
         if (z == Z_STREAM_END)
             in->member_done = 1;
         else if (z != Z_OK && z != Z_BUF_ERROR)
@@ -190,6 +242,122 @@ static int fill_gzip(pc_input *in, pc_error *err)
                             in->name, in->zs.total_in,
                             in->zs.msg ? in->zs.msg : "inflate failed");
     }
+    return 0;
+}
+
+static void *read_ahead(void *arg)
+{
+    pc_input *in = arg;
+    pthread_mutex_lock(&in->mu);
+    for (size_t k = 0;; k = (k + 1) % RING) {
+        chunk *c = &in->ring[k];
+        while (c->full && !in->ahead_stop)
+            pthread_cond_wait(&in->cv, &in->mu);
+        if (in->ahead_stop)
+            break;
+        pthread_mutex_unlock(&in->mu);
+        make_chunk(in, c);
+        pthread_mutex_lock(&in->mu);
+        c->full = 1;
+        pthread_cond_broadcast(&in->cv);
+        if (c->eof || c->status)
+            break;
+    }
+    pthread_mutex_unlock(&in->mu);
+    return NULL;
+}
+
+/* Starts the read-ahead thread, when allowed and to be had. */
+static void start_ahead(pc_input *in)
+{
+    for (int i = 0; i < RING; i++)
+        if (!in->ring[i].data && !(in->ring[i].data = malloc(CHUNK)))
+            return;
+    if (pthread_mutex_init(&in->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&in->cv, NULL) != 0) {
+        pthread_mutex_destroy(&in->mu);
+        return;
+    }
+    in->ahead_raw = in->raw_read;
+    in->ahead = 1;
+    /* Signals stay with the caller's threads, whose handlers expect them. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    int ok = pthread_create(&in->ahead_th, NULL, read_ahead, in) == 0;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (!ok) {
+        in->ahead = 0;
+        pthread_cond_destroy(&in->cv);
+        pthread_mutex_destroy(&in->mu);
+    }
+}
+
+static void stop_ahead(pc_input *in)
+{
+    if (!in->ahead)
+        return;
+    pthread_mutex_lock(&in->mu);
+    in->ahead_stop = 1;
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
+    pthread_join(in->ahead_th, NULL);
+    pthread_cond_destroy(&in->cv);
+    pthread_mutex_destroy(&in->mu);
+    in->ahead = 0;
+    in->raw_read = in->ahead_raw;
+}
+
+/* Moves decompressed bytes from the current chunk into the window (which
+ * has room), taking the next chunk when it is used up; a failure comes
+ * with the chunk's last bytes. */
+static int take_gzip(pc_input *in, pc_error *err)
+{
+    chunk *c = &in->ring[in->take];
+    if (c->pos == c->len && !c->eof && !c->status) {
+        if (in->ahead) {
+            /* The chunk used up goes back to the thread; the next comes. */
+            pthread_mutex_lock(&in->mu);
+            if (in->taking) {
+                c->full = 0;
+                pthread_cond_broadcast(&in->cv);
+                in->take = (in->take + 1) % RING;
+                c = &in->ring[in->take];
+            }
+            in->taking = 1;
+            while (!c->full)
+                pthread_cond_wait(&in->cv, &in->mu);
+            pthread_mutex_unlock(&in->mu);
+        } else {
+            if (!c->data && !(c->data = malloc(CHUNK)))
+                return -pc_fail(err, PC_ENOMEM, "%s: out of memory", in->name);
+            make_chunk(in, c);
+        }
+        if (c->raw_read > in->raw_read) {
+            in->raw_read = c->raw_read;
+            if (in->progress && in->raw_read >= in->next_report) {
+                while (in->next_report <= in->raw_read)
+                    in->next_report += REPORT_EVERY;
+                in->progress(in->progress_ctx, in->raw_read, in->raw_size);
+            }
+        }
+    }
+    size_t k = c->len - c->pos, room = in->cap - in->len;
+    if (k > room)
+        k = room;
+    if (k)
+        memcpy(in->buf + in->len, c->data + c->pos, k);
+    c->pos += k;
+    in->len += k;
+    if (c->pos < c->len)
+        return 0;
+    if (c->status) {
+        *err = c->err;
+        return c->status;
+    }
+    if (c->eof)
+        in->eof = 1;
     return 0;
 }
 
@@ -221,7 +389,10 @@ int src_need(pc_input *in, size_t n, pc_error *err)
         /* Grow only when the window is full of real data. */
         if (in->len == in->cap && (r = grow_window(in, err)) < 0)
             return r;
-        r = in->gzip ? fill_gzip(in, err) : fill_plain(in, err);
+        if (in->gzip && !in->ahead && in->threads != 1 && !in->ring[0].data &&
+            !in->ring[0].eof)
+            start_ahead(in);
+        r = in->gzip ? take_gzip(in, err) : fill_plain(in, err);
         if (r < 0)
             return r;
     }
@@ -364,6 +535,9 @@ void pc_input_close(pc_input *in)
 {
     if (!in)
         return;
+    stop_ahead(in);
+    for (int i = 0; i < RING; i++)
+        free(in->ring[i].data);
     if (in->zs_ready)
         inflateEnd(&in->zs);
     if (in->close_fd)
@@ -392,4 +566,14 @@ void src_report_end(pc_input *in)
 {
     if (in->progress)
         in->progress(in->progress_ctx, in->raw_read, in->raw_size);
+}
+
+void src_set_threads(pc_input *in, int threads)
+{
+    in->threads = threads;
+}
+
+void src_done(pc_input *in)
+{
+    stop_ahead(in);
 }

@@ -48,6 +48,14 @@ void src_set_progress(pc_input *in, src_progress_fn fn, void *ctx);
 void src_get_progress(const pc_input *in, src_progress_fn *fn, void **ctx);
 void src_report_end(pc_input *in);
 
+/* Threads allowed (options.threads): other than 1, gzip input is
+ * decompressed on a thread of its own, ahead of the reader.  The bytes,
+ * and any failure, are the same.  Call before reading. */
+void src_set_threads(pc_input *in, int threads);
+
+/* Stops reading ahead, for an input read as far as it will be. */
+void src_done(pc_input *in);
+
 /* Marks the input as consumed; pc_convert refuses to read it again. */
 int src_claim(pc_input *in);
 

@@ -168,6 +168,45 @@ TEST(threads_keep_going_same_skips)
     spe_free(&e);
 }
 
+/* gzip input decompressed ahead on a thread of its own: the same profile,
+ * and where the compressed data is damaged or cut, the same message, as
+ * when it is decompressed in place.  The input spans several of the
+ * 1 MiB chunks the decompression hands over. */
+TEST(threads_gzip_input_same_output_and_errors)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[24];
+    for (int k = 0; k < 24; k++)
+        chain[k] = (spe_frame){0x1000 + 0x10 * (uint64_t)k, 0, k % 3, -1};
+    for (uint32_t i = 0; i < 24000; i++)
+        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 5), 1 + i % 7, 0, chain, 12 + i % 12, NULL);
+    const char *syms[] = {"a", "b", "c"};
+    spe_file(&e, 0, "/lib/x.so", syms, 3);
+    spe_end(&e);
+    T_CHECK(e.out.len > (3u << 20));
+    unsigned char *gz;
+    size_t n = gzip_bytes(e.out.data, e.out.len, &gz);
+    same_both_ways(gz, n, "gzip");
+    unsigned char *bad = malloc(n);
+    for (size_t k = 1; k < 12; k++) {
+        size_t at = n / 12 * k;
+        same_both_ways(gz, at, "gzip cut");
+        memcpy(bad, gz, n);
+        bad[at] ^= 0x21;
+        same_both_ways(bad, n, "gzip damaged");
+    }
+    /* The trailer's CRC: every byte decompresses, then the check fails. */
+    memcpy(bad, gz, n);
+    bad[n - 6] ^= 1;
+    same_both_ways(bad, n, "gzip CRC");
+    free(bad);
+    free(gz);
+    spe_free(&e);
+}
+
 /* More records than one batch holds, with errors in late batches: a
  * sample whose event type is out of range, found by the model builder,
  * and a truncation, found by the decoder. */
