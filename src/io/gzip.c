@@ -78,11 +78,12 @@ static int out_room(slot *sl, size_t want)
 static int deflate_block(slot *sl, int level, const uint8_t *dict, size_t n_dict,
                          const uint8_t *in, size_t n, int last)
 {
-    /* Stored blocks bound the output: 5 bytes per 64 KiB beyond the input. */
+    /* Stored blocks bound the output: 5 bytes per 64 KiB beyond the input.
+     * The codecs' choices may depend on the room they are given, so the
+     * room is the same whatever this slot held before: bound first, then
+     * 64 KiB at a time. */
     size_t bound = n + n / 8192 + 1024;
     sl->n_out = 0;
-    if (out_room(sl, bound) < 0)
-        return -1;
     if (level <= ISAL_DEF_MAX_LEVEL) {
         struct isal_zstream *z = &sl->iz;
         isal_deflate_init(z);
@@ -97,10 +98,11 @@ static int deflate_block(slot *sl, int level, const uint8_t *dict, size_t n_dict
         z->end_of_stream = (uint16_t)(last != 0);
         z->flush = last ? NO_FLUSH : SYNC_FLUSH;
         for (;;) {
-            if (out_room(sl, 65536) < 0)
+            size_t room = sl->n_out ? 65536 : bound;
+            if (out_room(sl, room) < 0)
                 return -1;
             z->next_out = sl->out + sl->n_out;
-            z->avail_out = (uint32_t)(sl->cap_out - sl->n_out);
+            z->avail_out = (uint32_t)room;
             if (isal_deflate(z) != COMP_OK)
                 return -1;
             sl->n_out = (size_t)(z->next_out - sl->out);
@@ -123,10 +125,11 @@ static int deflate_block(slot *sl, int level, const uint8_t *dict, size_t n_dict
     z->next_in = (Bytef *)in;
     z->avail_in = (uInt)n;
     for (;;) {
-        if (out_room(sl, 65536) < 0)
+        size_t room = sl->n_out ? 65536 : bound;
+        if (out_room(sl, room) < 0)
             return -1;
         z->next_out = sl->out + sl->n_out;
-        z->avail_out = (uInt)(sl->cap_out - sl->n_out);
+        z->avail_out = (uInt)room;
         int r = deflate(z, last ? Z_FINISH : Z_SYNC_FLUSH);
         if (r == Z_STREAM_ERROR)
             return -1;

@@ -23,10 +23,10 @@ typedef struct pc_gzip pc_gzip;
 typedef void (*gz_emit_fn)(void *ctx, const uint8_t *p, size_t n);
 
 /* A compressor for blocks of at most block_size bytes at level 1-9 (1-3:
- * ISA-L's igzip, 4-9: zlib).  threads: 1 compresses on the caller's
- * thread; 0 means the machine's cores; more starts up to that many
- * threads (at most 16), once a second block is handed over.  NULL when
- * out of memory. */
+ * ISA-L's igzip, 4-9: zlib).  threads counts the caller's: 1 compresses
+ * on the caller's thread; N starts N - 1 more (at most 16), once a second
+ * block is handed over, each with about 2 block_size of buffers; 0 means
+ * the machine's cores.  NULL when out of memory. */
 pc_gzip *gz_new(int level, int threads, size_t block_size, gz_emit_fn emit, void *ctx);
 
 /* Hands over the n bytes at *buf (a block_size buffer from malloc) and

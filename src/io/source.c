@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ struct pc_input {
     int taking;           /* take is a chunk from the thread */
     int threads;          /* see src_set_threads */
     int ahead;            /* a thread makes the chunks */
-    int ahead_stop;
+    atomic_int ahead_stop;
     uint64_t ahead_raw;   /* that thread's count of input read */
     pthread_t ahead_th;
     pthread_mutex_t mu;
@@ -111,7 +112,14 @@ static ssize_t raw_read(pc_input *in, uint8_t *dst, size_t n)
         return (ssize_t)n;
     }
     for (;;) {
+        /* The read-ahead thread may be stopped while it waits here (for a
+         * pipe that stays open): read is where it can be cancelled. */
+        int old = 0;
+        if (in->ahead)
+            pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
         ssize_t r = read(in->fd, dst, n);
+        if (in->ahead)
+            pthread_setcancelstate(old, NULL);
         if (r > 0)
             count_read(in, (size_t)r);
         if (r >= 0 || errno != EINTR)
@@ -129,6 +137,7 @@ static int alloc_input(pc_input **out, const char *name, pc_error *err)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", name);
     }
     in->fd = -1;
+    in->threads = 1;  /* pc_convert allows more */
     *out = in;
     return PC_OK;
 }
@@ -195,6 +204,8 @@ static void make_chunk(pc_input *in, chunk *c)
     c->status = 0;
     c->eof = 0;
     while (c->len < CHUNK && !c->eof && !c->status) {
+        if (in->ahead && atomic_load_explicit(&in->ahead_stop, memory_order_relaxed))
+            break;
         int r = fill_gzip(in, c, &c->err);
         if (r < 0)
             c->status = r;
@@ -248,12 +259,14 @@ static int fill_gzip(pc_input *in, chunk *c, pc_error *err)
 static void *read_ahead(void *arg)
 {
     pc_input *in = arg;
+    /* Cancelled only in read() (raw_read), where it holds nothing. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     pthread_mutex_lock(&in->mu);
     for (size_t k = 0;; k = (k + 1) % RING) {
         chunk *c = &in->ring[k];
-        while (c->full && !in->ahead_stop)
+        while (c->full && !atomic_load(&in->ahead_stop))
             pthread_cond_wait(&in->cv, &in->mu);
-        if (in->ahead_stop)
+        if (atomic_load(&in->ahead_stop))
             break;
         pthread_mutex_unlock(&in->mu);
         make_chunk(in, c);
@@ -299,14 +312,16 @@ static void stop_ahead(pc_input *in)
     if (!in->ahead)
         return;
     pthread_mutex_lock(&in->mu);
-    in->ahead_stop = 1;
+    atomic_store(&in->ahead_stop, 1);
     pthread_cond_broadcast(&in->cv);
     pthread_mutex_unlock(&in->mu);
+    /* A read that waits for more of a pipe ends here, not when the pipe
+     * has more to give; elsewhere the thread sees the stop itself. */
+    pthread_cancel(in->ahead_th);
     pthread_join(in->ahead_th, NULL);
     pthread_cond_destroy(&in->cv);
     pthread_mutex_destroy(&in->mu);
     in->ahead = 0;
-    in->raw_read = in->ahead_raw;
 }
 
 /* Moves decompressed bytes from the current chunk into the window (which
@@ -315,7 +330,8 @@ static void stop_ahead(pc_input *in)
 static int take_gzip(pc_input *in, pc_error *err)
 {
     chunk *c = &in->ring[in->take];
-    if (c->pos == c->len && !c->eof && !c->status) {
+    /* With the thread, a chunk is this thread's to read only once taken. */
+    if ((in->ahead && !in->taking) || (c->pos == c->len && !c->eof && !c->status)) {
         if (in->ahead) {
             /* The chunk used up goes back to the thread; the next comes. */
             pthread_mutex_lock(&in->mu);

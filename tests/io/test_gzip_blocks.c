@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "io/sink.h"
+#include "sp_encode.h"
 #include "t.h"
 #include "test_util.h"
 
@@ -164,11 +165,29 @@ TEST(gzip_blocks_abort_midway)
     free(text);
 }
 
-/* The whole path: a profile written to .json.gz with one thread and with
- * the default gives the same file. */
+/* The whole path: a profile whose outputs span several blocks, written
+ * gzipped with one thread, the default and four, gives the same file, and
+ * the same bytes as the plain output once gunzipped. */
 TEST(gzip_blocks_profile_output_same_for_threads)
 {
-    pc_profile *p = convert_fixture(NULL);
+    /* Every sample a path of its own: frames by address, so the outputs
+     * are megabytes. */
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[10];
+    for (uint32_t i = 0; i < 30000; i++) {
+        for (int k = 0; k < 10; k++)
+            chain[k] = (spe_frame){0x100000 + (uint64_t)i * 0x40 + (uint64_t)k * 4, 0, -1, -1};
+        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 4), 1, 0, chain, 10, NULL);
+    }
+    spe_file(&e, 0, "/lib/x.so", NULL, 0);
+    spe_end(&e);
+    pc_profile *p = NULL;
+    pc_error err;
+    T_EQ_INT(convert_bytes(e.out.data, e.out.len, NULL, &p, &err), PC_OK);
+    spe_free(&e);
     if (!p)
         return;
     static const int formats[] = {PC_FORMAT_FIREFOX, PC_FORMAT_PPROF, PC_FORMAT_FOLDED};
@@ -177,16 +196,28 @@ TEST(gzip_blocks_profile_output_same_for_threads)
         pc_write_options_init(&w);
         w.format = formats[f];
         w.gzip = 1;
-        unsigned char *a, *b;
-        size_t na, nb;
-        pc_error err;
+        unsigned char *a, *b, *plain, *back;
+        size_t na, nb, n_plain;
         w.threads = 1;
         T_EQ_INT(pc_write_memory(p, &w, &a, &na, &err), PC_OK);
-        w.threads = 0;
-        T_EQ_INT(pc_write_memory(p, &w, &b, &nb, &err), PC_OK);
-        T_CHECK(na == nb && memcmp(a, b, na) == 0);
+        static const int counts[] = {0, 4};
+        for (size_t c = 0; c < 2; c++) {
+            w.threads = counts[c];
+            T_EQ_INT(pc_write_memory(p, &w, &b, &nb, &err), PC_OK);
+            T_CHECK(na == nb && memcmp(a, b, na) == 0);
+            free(b);
+        }
+        w.gzip = 0;
+        T_EQ_INT(pc_write_memory(p, &w, &plain, &n_plain, &err), PC_OK);
+        /* pprof is gzipped whatever the option says. */
+        if (formats[f] != PC_FORMAT_PPROF) {
+            T_CHECK(n_plain > (2u << 20));
+            size_t n_back = gunzip(a, na, &back);
+            T_CHECK(n_back == n_plain && memcmp(back, plain, n_plain) == 0);
+            free(back);
+        }
+        free(plain);
         free(a);
-        free(b);
     }
     pc_profile_free(p);
 }

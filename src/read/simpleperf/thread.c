@@ -81,7 +81,7 @@ typedef struct pipeline {
     batch b[N_SLOT];
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int stop;           /* the calling thread gave up */
+    atomic_int stop;    /* the calling thread gave up (also read unlocked) */
     int framing_done;
     _Atomic uint64_t done, total;
 } pipeline;
@@ -101,6 +101,9 @@ static void frame_batch(pipeline *q, batch *b)
     b->last = 0;
     b->frame_status = PC_OK;
     while (b->n_fr < BATCH_RECORDS && b->n_bytes < BATCH_BYTES) {
+        /* A caller that gave up does not wait for a whole batch of a pipe. */
+        if ((b->n_fr & 63) == 63 && atomic_load_explicit(&q->stop, memory_order_relaxed))
+            break;
         const uint8_t *data;
         uint32_t size;
         uint64_t off;
@@ -207,7 +210,7 @@ static void *framer(void *arg)
              * a thread with nothing to build finds one to decode. */
             int n_framed;
             batch *d = pick_framed(q, &n_framed);
-            if (b->state == EMPTY && (n_framed < LOOKAHEAD || !d))
+            if (b->state == EMPTY && n_framed < LOOKAHEAD)
                 break;
             if (d) {
                 d->state = DECODING;

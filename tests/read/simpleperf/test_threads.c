@@ -208,8 +208,10 @@ TEST(threads_gzip_input_same_output_and_errors)
 }
 
 /* More records than one batch holds, with errors in late batches: a
- * sample whose event type is out of range, found by the model builder,
- * and a truncation, found by the decoder. */
+ * sample whose event type is out of range, found by the model builder; a
+ * truncation, found by the framing; a damaged record, found by decoding
+ * (on whichever thread decodes its batch); and fields this version does
+ * not know, first seen in a late batch. */
 TEST(threads_many_batches)
 {
     spe e;
@@ -224,6 +226,58 @@ TEST(threads_many_batches)
     spe_end(&e);
     same_both_ways(e.out.data, e.out.len, "event out of range");
     same_both_ways(e.out.data, e.out.len * 2 / 3, "truncated late");
+    spe_free(&e);
+    /* The same without the bad event type. */
+    spe_begin(&e);
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    for (uint32_t i = 0; i < 20000; i++)
+        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 3), 1, 0, chain, 3, NULL);
+    spe_file(&e, 0, "/lib/x.so", syms, 3);
+    spe_end(&e);
+    /* Record 14000's protobuf: its first byte, the Record's tag, made a
+     * wire type no field has (7), and, in another copy, a field number
+     * this version does not know (20, a varint, then skipped). */
+    unsigned char *buf = malloc(e.out.len);
+    size_t pos = 12, k = 0, at = 0;
+    while (pos + 4 <= e.out.len) {
+        uint32_t size = (uint32_t)e.out.data[pos] | (uint32_t)e.out.data[pos + 1] << 8 |
+                        (uint32_t)e.out.data[pos + 2] << 16 | (uint32_t)e.out.data[pos + 3] << 24;
+        if (++k == 14000) {
+            at = pos + 4;
+            break;
+        }
+        pos += 4 + size;
+    }
+    T_CHECK(at != 0);
+    memcpy(buf, e.out.data, e.out.len);
+    buf[at] = 0x0f;
+    same_both_ways(buf, e.out.len, "damaged late");
+    pc_error err;
+    logbuf l;
+    unsigned char *out;
+    size_t n;
+    T_EQ_INT(convert_with(buf, e.out.len, 4, &out, &n, &err, &l), PC_EINPUT);
+    T_CONTAINS(err.message, "record 14000");
+    free(out);
+    /* The sample's tid field (after its time) renumbered 14, a field no
+     * version knows: skipped and told of, the same way. */
+    memcpy(buf, e.out.data, e.out.len);
+    size_t p = at + 1;
+    while (buf[p] & 0x80)
+        p++;
+    p++;
+    T_EQ_INT(buf[p], 0x08);
+    p++;
+    while (buf[p] & 0x80)
+        p++;
+    p++;
+    T_EQ_INT(buf[p], 0x10);
+    buf[p] = 0x70;
+    same_both_ways(buf, e.out.len, "unknown field late");
+    T_EQ_INT(convert_with(buf, e.out.len, 4, &out, &n, &err, &l), PC_OK);
+    T_CONTAINS(l.text, "field 14 in record 14000");
+    free(out);
+    free(buf);
     spe_free(&e);
 }
 
