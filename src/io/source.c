@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,12 +18,12 @@
 
 #define CHUNK (1u << 20)
 
-/* gzip input is decompressed a chunk at a time, CHUNK bytes (fewer only
- * where the stream ends or fails), on a thread of its own when threads
- * are allowed: a ring of RING chunks made ahead.  What a reader sees
- * depends only on the chunks, so it is the same with or without that
- * thread: the same bytes, and a failure of the compressed data at the
- * same place, delivered with the last bytes before it. */
+/* gzip input is decompressed a chunk at a time (up to CHUNK bytes; from a
+ * pipe, what has arrived), on a thread of its own when threads are
+ * allowed: a ring of RING chunks made ahead.  A reader sees every byte
+ * that decompressed before a failure of the compressed data, and the
+ * failure when it asks for more, so what it sees does not depend on how
+ * the chunks fall, nor on that thread. */
 #define RING 4
 
 typedef struct chunk {
@@ -62,7 +63,12 @@ struct pc_input {
     int taking;           /* take is a chunk from the thread */
     int threads;          /* see src_set_threads */
     int ahead;            /* a thread makes the chunks */
-    atomic_int ahead_stop;
+    /* Set by src_interrupt: every wait for input ends ("reading stopped").
+     * A pipe or terminal is read through poll() with wake[0], which
+     * src_interrupt writes to, so that a read waiting for more does not
+     * keep the conversion from ending. */
+    atomic_int stop;
+    int wake[2];
     uint64_t ahead_raw;   /* that thread's count of input read */
     pthread_t ahead_th;
     pthread_mutex_t mu;
@@ -112,14 +118,21 @@ static ssize_t raw_read(pc_input *in, uint8_t *dst, size_t n)
         return (ssize_t)n;
     }
     for (;;) {
-        /* The read-ahead thread may be stopped while it waits here (for a
-         * pipe that stays open): read is where it can be cancelled. */
-        int old = 0;
-        if (in->ahead)
-            pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+        if (atomic_load_explicit(&in->stop, memory_order_relaxed)) {
+            errno = ECANCELED;
+            return -1;
+        }
+        if (in->wake[0] >= 0) {
+            struct pollfd pf[2] = {{in->fd, POLLIN, 0}, {in->wake[0], POLLIN, 0}};
+            if (poll(pf, 2, -1) < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -1;
+            }
+            if (pf[1].revents)
+                continue;  /* stopped: said at the top */
+        }
         ssize_t r = read(in->fd, dst, n);
-        if (in->ahead)
-            pthread_setcancelstate(old, NULL);
         if (r > 0)
             count_read(in, (size_t)r);
         if (r >= 0 || errno != EINTR)
@@ -137,6 +150,7 @@ static int alloc_input(pc_input **out, const char *name, pc_error *err)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", name);
     }
     in->fd = -1;
+    in->wake[0] = in->wake[1] = -1;
     in->threads = 1;  /* pc_convert allows more */
     *out = in;
     return PC_OK;
@@ -203,8 +217,10 @@ static void make_chunk(pc_input *in, chunk *c)
     c->len = c->pos = 0;
     c->status = 0;
     c->eof = 0;
-    while (c->len < CHUNK && !c->eof && !c->status) {
-        if (in->ahead && atomic_load_explicit(&in->ahead_stop, memory_order_relaxed))
+    /* A pipe's reader is not kept waiting for a whole chunk. */
+    int stream = in->fd >= 0 && in->raw_size == 0;
+    while (c->len < CHUNK && !c->eof && !c->status && !(stream && c->len)) {
+        if (atomic_load_explicit(&in->stop, memory_order_relaxed))
             break;
         int r = fill_gzip(in, c, &c->err);
         if (r < 0)
@@ -259,14 +275,12 @@ static int fill_gzip(pc_input *in, chunk *c, pc_error *err)
 static void *read_ahead(void *arg)
 {
     pc_input *in = arg;
-    /* Cancelled only in read() (raw_read), where it holds nothing. */
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     pthread_mutex_lock(&in->mu);
     for (size_t k = 0;; k = (k + 1) % RING) {
         chunk *c = &in->ring[k];
-        while (c->full && !atomic_load(&in->ahead_stop))
+        while (c->full && !atomic_load(&in->stop))
             pthread_cond_wait(&in->cv, &in->mu);
-        if (atomic_load(&in->ahead_stop))
+        if (atomic_load(&in->stop))
             break;
         pthread_mutex_unlock(&in->mu);
         make_chunk(in, c);
@@ -311,13 +325,7 @@ static void stop_ahead(pc_input *in)
 {
     if (!in->ahead)
         return;
-    pthread_mutex_lock(&in->mu);
-    atomic_store(&in->ahead_stop, 1);
-    pthread_cond_broadcast(&in->cv);
-    pthread_mutex_unlock(&in->mu);
-    /* A read that waits for more of a pipe ends here, not when the pipe
-     * has more to give; elsewhere the thread sees the stop itself. */
-    pthread_cancel(in->ahead_th);
+    src_interrupt(in);
     pthread_join(in->ahead_th, NULL);
     pthread_cond_destroy(&in->cv);
     pthread_mutex_destroy(&in->mu);
@@ -326,7 +334,7 @@ static void stop_ahead(pc_input *in)
 
 /* Moves decompressed bytes from the current chunk into the window (which
  * has room), taking the next chunk when it is used up; a failure comes
- * with the chunk's last bytes. */
+ * once the bytes before it are taken. */
 static int take_gzip(pc_input *in, pc_error *err)
 {
     chunk *c = &in->ring[in->take];
@@ -342,9 +350,12 @@ static int take_gzip(pc_input *in, pc_error *err)
                 c = &in->ring[in->take];
             }
             in->taking = 1;
-            while (!c->full)
+            while (!c->full && !atomic_load(&in->stop))
                 pthread_cond_wait(&in->cv, &in->mu);
+            int full = c->full;
             pthread_mutex_unlock(&in->mu);
+            if (!full)
+                return -pc_fail(err, PC_EIO, "%s: reading stopped", in->name);
         } else {
             if (!c->data && !(c->data = malloc(CHUNK)))
                 return -pc_fail(err, PC_ENOMEM, "%s: out of memory", in->name);
@@ -366,7 +377,7 @@ static int take_gzip(pc_input *in, pc_error *err)
         memcpy(in->buf + in->len, c->data + c->pos, k);
     c->pos += k;
     in->len += k;
-    if (c->pos < c->len)
+    if (k)
         return 0;
     if (c->status) {
         *err = c->err;
@@ -554,6 +565,9 @@ void pc_input_close(pc_input *in)
     stop_ahead(in);
     for (int i = 0; i < RING; i++)
         free(in->ring[i].data);
+    for (int i = 0; i < 2; i++)
+        if (in->wake[i] >= 0)
+            close(in->wake[i]);
     if (in->zs_ready)
         inflateEnd(&in->zs);
     if (in->close_fd)
@@ -587,6 +601,29 @@ void src_report_end(pc_input *in)
 void src_set_threads(pc_input *in, int threads)
 {
     in->threads = threads;
+    /* With other threads reading, a pipe or terminal is read through
+     * poll(), so that src_interrupt can end a wait for it.  Without a
+     * wake-up pipe it is read as before. */
+    struct stat sb;
+    if (threads != 1 && in->fd >= 0 && in->wake[0] < 0 && fstat(in->fd, &sb) == 0 &&
+        !S_ISREG(sb.st_mode) && pipe(in->wake) == 0) {
+        for (int i = 0; i < 2; i++)
+            fcntl(in->wake[i], F_SETFD, FD_CLOEXEC);
+    }
+}
+
+void src_interrupt(pc_input *in)
+{
+    atomic_store(&in->stop, 1);
+    if (in->wake[1] >= 0) {
+        ssize_t w = write(in->wake[1], "x", 1);
+        (void)w;  /* one byte is enough; a full pipe is woken already */
+    }
+    if (in->ahead) {
+        pthread_mutex_lock(&in->mu);
+        pthread_cond_broadcast(&in->cv);
+        pthread_mutex_unlock(&in->mu);
+    }
 }
 
 void src_done(pc_input *in)

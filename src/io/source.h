@@ -56,6 +56,12 @@ void src_set_threads(pc_input *in, int threads);
 /* Stops reading ahead, for an input read as far as it will be. */
 void src_done(pc_input *in);
 
+/* Ends every wait for more input, now and later, on any thread: the
+ * calls waiting fail ("reading stopped").  For a reader that gave up
+ * while another of its threads still reads (a pipe may never send more).
+ * Safe from any thread; final. */
+void src_interrupt(pc_input *in);
+
 /* Marks the input as consumed; pc_convert refuses to read it again. */
 int src_claim(pc_input *in);
 

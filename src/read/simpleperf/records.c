@@ -454,6 +454,19 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
 static int frame_strict(sp_reader *r, const uint8_t **data, uint32_t *size_out,
                         uint64_t *off_out, pc_error *err);
 
+int sp_frame_ready(const sp_reader *r)
+{
+    size_t avail = src_avail(r->in);
+    if (r->done)
+        return 1;
+    if (avail < r->consumed + 4)
+        return 0;
+    const uint8_t *h = src_ptr(r->in) + r->consumed;
+    uint32_t size = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+                    (uint32_t)h[3] << 24;
+    return avail - r->consumed - 4 >= size;
+}
+
 int sp_frame(sp_reader *r, const uint8_t **data, uint32_t *size, uint64_t *off,
              pc_error *err)
 {

@@ -150,6 +150,10 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err);
 int sp_frame(sp_reader *r, const uint8_t **data, uint32_t *size, uint64_t *off,
              pc_error *err);
 
+/* Whether sp_frame would find its record in what has been read already,
+ * without waiting for the input (a pipe may be slow to send more). */
+int sp_frame_ready(const sp_reader *r);
+
 /* Decodes one framed record into *rec, appending its arrays to dc; the
  * record's pointers into them are offsets until sp_decoder_fix(rec),
  * once dc's arrays no longer move.  Strings point into data.  Reads in

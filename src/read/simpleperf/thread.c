@@ -101,8 +101,10 @@ static void frame_batch(pipeline *q, batch *b)
     b->last = 0;
     b->frame_status = PC_OK;
     while (b->n_fr < BATCH_RECORDS && b->n_bytes < BATCH_BYTES) {
-        /* A caller that gave up does not wait for a whole batch of a pipe. */
-        if ((b->n_fr & 63) == 63 && atomic_load_explicit(&q->stop, memory_order_relaxed))
+        /* What is framed is handed over before waiting for more input, so
+         * a slow pipe's records are built as they come (and a damaged one
+         * is found before the pipe sends more, or ends). */
+        if (b->n_fr && !sp_frame_ready(r))
             break;
         const uint8_t *data;
         uint32_t size;
@@ -366,6 +368,10 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, void *ctx, pc_e
         q->stop = 1;
         pthread_cond_broadcast(&q->cv);
         pthread_mutex_unlock(&q->mu);
+        /* Failed: the framing thread, which may be waiting for a pipe to
+         * send more, stops reading now. */
+        if (st != PC_OK)
+            src_interrupt(r->in);
         pthread_join(th, NULL);
         for (int i = 0; i < n_help; i++)
             pthread_join(help[i], NULL);

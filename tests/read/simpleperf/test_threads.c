@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "corpus.h"
 #include "fixtures.h"
@@ -353,4 +355,56 @@ TEST(threads_concurrent_conversions)
             free(ref[k][f]);
         spe_free(&in[k]);
     }
+}
+
+/* A damaged record read from a pipe that stays open: the conversion fails
+ * at once, as with one thread, instead of waiting for the pipe to send a
+ * batch's worth or to close (the framing thread hands over what it has
+ * before waiting, and is stopped when the build fails).  Plain and
+ * gzipped (decompressed ahead on a thread of its own).  A child converts;
+ * an alarm ends it should it wait. */
+static void pipe_case(const unsigned char *data, size_t len, const char *what)
+{
+    t_case("threads_pipe_error_without_waiting: %s", what);
+    int fds[2];
+    T_EQ_INT(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        alarm(20);
+        char path[64];
+        snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+        pc_input *in;
+        pc_error err;
+        if (pc_input_open(&in, path, &err) != PC_OK)
+            _exit(3);
+        pc_profile *p = NULL;
+        int st = pc_convert(in, NULL, &p, &err);
+        _exit(st == PC_EINPUT && strstr(err.message, "record 1:") ? 0 : 4);
+    }
+    close(fds[0]);
+    ssize_t w = write(fds[1], data, len);
+    T_EQ_INT(w, (ssize_t)len);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[1]);
+    T_CHECK(WIFEXITED(status));
+    T_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), 0);
+}
+
+TEST(threads_pipe_error_without_waiting)
+{
+    /* The header, a record of 5 bytes whose first field claims more, and
+     * the start of a record of 2 GB (all of it fits a pipe's buffer). */
+    static unsigned char bad[16384];
+    static const unsigned char head[] = {'S', 'I', 'M', 'P', 'L', 'E', 'P', 'E', 'R', 'F', 1, 0,
+                                         5, 0, 0, 0, 0x0a, 0x7f, 0xff, 0xff, 0xff};
+    memset(bad, 0x7f, sizeof bad);
+    memcpy(bad, head, sizeof head);
+    pipe_case(bad, sizeof bad, "plain");
+    unsigned char *gz;
+    size_t n = gzip_bytes(bad, sizeof bad, &gz);
+    pipe_case(gz, n, "gzip");
+    free(gz);
 }
