@@ -1,6 +1,8 @@
 /* Sorting with a context pointer (see sort.h). */
 #include "base/sort.h"
 
+#include <string.h>
+
 static void swap_items(unsigned char *a, unsigned char *b, size_t size)
 {
     for (size_t k = 0; k < size; k++) {
@@ -46,4 +48,72 @@ void pc_sort_ctx(void *base, size_t n, size_t size,
         swap_items(v, v + end * size, size);
         sift_down(v, 0, end, size, cmp, ctx);
     }
+}
+
+/* Merges the sorted a[0..na) and b[0..nb) into out, a first on ties. */
+static void merge(const unsigned char *a, size_t na, const unsigned char *b, size_t nb,
+                  unsigned char *out, size_t size,
+                  int (*cmp)(const void *, const void *, const void *), const void *ctx)
+{
+    while (na && nb) {
+        if (cmp(b, a, ctx) < 0) {
+            memcpy(out, b, size);
+            b += size;
+            nb--;
+        } else {
+            memcpy(out, a, size);
+            a += size;
+            na--;
+        }
+        out += size;
+    }
+    memcpy(out, a, na * size);
+    memcpy(out + na * size, b, nb * size);
+}
+
+void pc_sort_runs_ctx(void *base, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *, const void *ctx), const void *ctx)
+{
+    if (n < 2)
+        return;
+    /* The runs: where each ascending stretch ends (run[k] is the end of
+     * run k), found once; each pass merges neighbours and halves them. */
+    size_t n_run = 1;
+    for (size_t i = 1; i < n; i++)
+        n_run += cmp((unsigned char *)base + (i - 1) * size, (unsigned char *)base + i * size,
+                     ctx) > 0;
+    if (n_run == 1)
+        return;
+    size_t *run = malloc(n_run * sizeof *run);
+    unsigned char *tmp = malloc(n * size);
+    if (!run || !tmp) {
+        free(run);
+        free(tmp);
+        pc_sort_ctx(base, n, size, cmp, ctx);
+        return;
+    }
+    unsigned char *src = base, *dst = tmp;
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(src + (i - 1) * size, src + i * size, ctx) > 0)
+            run[k++] = i;
+    run[k] = n;
+    while (n_run > 1) {
+        size_t out = 0, start = 0;
+        for (size_t r = 0; r < n_run; r += 2) {
+            size_t mid = run[r], end = r + 1 < n_run ? run[r + 1] : mid;
+            merge(src + start * size, mid - start, src + mid * size, end - mid,
+                  dst + start * size, size, cmp, ctx);
+            run[out++] = end;
+            start = end;
+        }
+        n_run = out;
+        unsigned char *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != base)
+        memcpy(base, src, n * size);
+    free(run);
+    free(tmp);
 }

@@ -134,7 +134,7 @@ int pc_select_heap(pc_profile *p, const pc_options *o, pc_error *err)
     }
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
-    pc_sort_ctx(order, n, sizeof *order, cmp_row, p);
+    pc_sort_runs_ctx(order, n, sizeof *order, cmp_row, p);
     uint64_t start = p->meta.first_time;
     for (size_t i = 0; i < n;) {
         uint32_t t = p->heap.thread[order[i]], h = p->heap.heap[order[i]];
