@@ -55,6 +55,10 @@ best() {
     local runs=$1 t0 t1 rows=""
     shift
     for ((i = 0; i < runs; i++)); do
+        # Written data goes to disk first: the write-back of an input just
+        # generated (or an output just written) would slow the run it
+        # falls in.
+        sync
         t0=$(date +%s.%N)
         if ! /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>"$work/err"; then
             echo "bench/run.sh: failed: $*" >&2
