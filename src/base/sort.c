@@ -94,9 +94,12 @@ void pc_sort_runs_ctx(void *base, size_t n, size_t size,
     }
     unsigned char *src = base, *dst = tmp;
     size_t k = 0;
-    for (size_t i = 1; i < n; i++)
+    /* Bounded: a comparator that answers otherwise the second time costs
+     * the order, not memory. */
+    for (size_t i = 1; i < n && k + 1 < n_run; i++)
         if (cmp(src + (i - 1) * size, src + i * size, ctx) > 0)
             run[k++] = i;
+    n_run = k + 1;
     run[k] = n;
     while (n_run > 1) {
         size_t out = 0, start = 0;

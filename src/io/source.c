@@ -62,7 +62,8 @@ struct pc_input {
     size_t take;          /* the chunk being used (ring index) */
     int taking;           /* take is a chunk from the thread */
     int threads;          /* see src_set_threads */
-    int ahead;            /* a thread makes the chunks */
+    int regular;          /* fd is a regular file: reads never wait */
+    atomic_int ahead;     /* a thread makes the chunks */
     /* Set by src_interrupt: every wait for input ends ("reading stopped").
      * A pipe or terminal is read through poll() with wake[0], which
      * src_interrupt writes to, so that a read waiting for more does not
@@ -133,6 +134,8 @@ static ssize_t raw_read(pc_input *in, uint8_t *dst, size_t n)
                 continue;  /* stopped: said at the top */
         }
         ssize_t r = read(in->fd, dst, n);
+        if (r < 0 && errno == EAGAIN && in->wake[0] >= 0)
+            continue;  /* another reader took it: wait again */
         if (r > 0)
             count_read(in, (size_t)r);
         if (r >= 0 || errno != EINTR)
@@ -220,8 +223,10 @@ static void make_chunk(pc_input *in, chunk *c)
     /* A pipe's reader is not kept waiting for a whole chunk. */
     int stream = in->fd >= 0 && in->raw_size == 0;
     while (c->len < CHUNK && !c->eof && !c->status && !(stream && c->len)) {
-        if (atomic_load_explicit(&in->stop, memory_order_relaxed))
+        if (atomic_load_explicit(&in->stop, memory_order_relaxed)) {
+            c->status = -pc_fail(&c->err, PC_EIO, "%s: reading stopped", in->name);
             break;
+        }
         int r = fill_gzip(in, c, &c->err);
         if (r < 0)
             c->status = r;
@@ -349,10 +354,11 @@ static int take_gzip(pc_input *in, pc_error *err)
                 in->take = (in->take + 1) % RING;
                 c = &in->ring[in->take];
             }
-            in->taking = 1;
             while (!c->full && !atomic_load(&in->stop))
                 pthread_cond_wait(&in->cv, &in->mu);
+            /* Taken only once made: a call after a stop finds none. */
             int full = c->full;
+            in->taking = full;
             pthread_mutex_unlock(&in->mu);
             if (!full)
                 return -pc_fail(err, PC_EIO, "%s: reading stopped", in->name);
@@ -417,7 +423,7 @@ int src_need(pc_input *in, size_t n, pc_error *err)
         if (in->len == in->cap && (r = grow_window(in, err)) < 0)
             return r;
         if (in->gzip && !in->ahead && in->threads != 1 && !in->ring[0].data &&
-            !in->ring[0].eof)
+            !in->ring[0].eof && (in->fd < 0 || in->regular || in->wake[0] >= 0))
             start_ahead(in);
         r = in->gzip ? take_gzip(in, err) : fill_plain(in, err);
         if (r < 0)
@@ -605,8 +611,9 @@ void src_set_threads(pc_input *in, int threads)
      * poll(), so that src_interrupt can end a wait for it.  Without a
      * wake-up pipe it is read as before. */
     struct stat sb;
-    if (threads != 1 && in->fd >= 0 && in->wake[0] < 0 && fstat(in->fd, &sb) == 0 &&
-        !S_ISREG(sb.st_mode) && pipe(in->wake) == 0) {
+    in->regular = in->fd >= 0 && fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (threads != 1 && in->fd >= 0 && !in->regular && in->wake[0] < 0 &&
+        pipe(in->wake) == 0) {
         for (int i = 0; i < 2; i++)
             fcntl(in->wake[i], F_SETFD, FD_CLOEXEC);
     }
@@ -614,10 +621,12 @@ void src_set_threads(pc_input *in, int threads)
 
 void src_interrupt(pc_input *in)
 {
-    atomic_store(&in->stop, 1);
+    /* Once: the wake-up pipe gets one byte, and is never drained. */
+    if (atomic_exchange(&in->stop, 1))
+        return;
     if (in->wake[1] >= 0) {
         ssize_t w = write(in->wake[1], "x", 1);
-        (void)w;  /* one byte is enough; a full pipe is woken already */
+        (void)w;
     }
     if (in->ahead) {
         pthread_mutex_lock(&in->mu);

@@ -464,7 +464,9 @@ int sp_frame_ready(const sp_reader *r)
     const uint8_t *h = src_ptr(r->in) + r->consumed;
     uint32_t size = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
                     (uint32_t)h[3] << 24;
-    return avail - r->consumed - 4 >= size;
+    /* The terminator is followed by a check that nothing follows, which
+     * waits for the end of the input. */
+    return size && avail - r->consumed - 4 >= size;
 }
 
 int sp_frame(sp_reader *r, const uint8_t **data, uint32_t *size, uint64_t *off,

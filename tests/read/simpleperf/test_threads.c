@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -384,8 +385,11 @@ static void pipe_case(const unsigned char *data, size_t len, const char *what)
         _exit(st == PC_EINPUT && strstr(err.message, "record 1:") ? 0 : 4);
     }
     close(fds[0]);
+    /* The child may be done, and gone, before all is written. */
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
     ssize_t w = write(fds[1], data, len);
-    T_EQ_INT(w, (ssize_t)len);
+    signal(SIGPIPE, old);
+    T_CHECK(w > 0);
     int status = 0;
     waitpid(pid, &status, 0);
     close(fds[1]);
@@ -396,8 +400,9 @@ static void pipe_case(const unsigned char *data, size_t len, const char *what)
 TEST(threads_pipe_error_without_waiting)
 {
     /* The header, a record of 5 bytes whose first field claims more, and
-     * the start of a record of 2 GB (all of it fits a pipe's buffer). */
-    static unsigned char bad[16384];
+     * the start of a record of 2 GB: past the 4 KiB format detection
+     * reads first. */
+    static unsigned char bad[8192];
     static const unsigned char head[] = {'S', 'I', 'M', 'P', 'L', 'E', 'P', 'E', 'R', 'F', 1, 0,
                                          5, 0, 0, 0, 0x0a, 0x7f, 0xff, 0xff, 0xff};
     memset(bad, 0x7f, sizeof bad);
@@ -407,4 +412,101 @@ TEST(threads_pipe_error_without_waiting)
     size_t n = gzip_bytes(bad, sizeof bad, &gz);
     pipe_case(gz, n, "gzip");
     free(gz);
+}
+
+/* gzip input from a pipe written in small pieces, so that what each read
+ * brings, and so how the decompressed chunks fall, is up to timing: the
+ * same profile, and for damaged data the same message, as from memory. */
+/* Converts an input opened by open_in (on data, or on path) and writes
+ * the processed JSON. */
+static int convert_opened(pc_input *in, unsigned char **out, size_t *n, pc_error *err)
+{
+    pc_profile *p = NULL;
+    int st = pc_convert(in, NULL, &p, err);
+    pc_input_close(in);
+    if (st == PC_OK) {
+        pc_write_options w;
+        pc_write_options_init(&w);
+        st = pc_write_memory(p, &w, out, n, err);
+    }
+    pc_profile_free(p);
+    return st;
+}
+
+static int convert_piped(const unsigned char *data, size_t len, unsigned char **out,
+                         size_t *n, pc_error *err, char path[64])
+{
+    int fds[2];
+    T_EQ_INT(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_DFL);
+        for (size_t at = 0; at < len; at += 997) {
+            size_t k = len - at < 997 ? len - at : 997;
+            if (write(fds[1], data + at, k) != (ssize_t)k)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    snprintf(path, 64, "/dev/fd/%d", fds[0]);
+    pc_input *in;
+    *out = NULL;
+    *n = 0;
+    int st = pc_input_open(&in, path, err);
+    if (st == PC_OK)
+        st = convert_opened(in, out, n, err);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return st;
+}
+
+TEST(threads_gzip_pipe_same_as_memory)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[24];
+    for (int k = 0; k < 24; k++)
+        chain[k] = (spe_frame){0x2000 + 0x10 * (uint64_t)k, 0, k % 3, -1};
+    for (uint32_t i = 0; i < 8000; i++)
+        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 5), 1, 0, chain, 12 + i % 12, NULL);
+    const char *syms[] = {"a", "b", "c"};
+    spe_file(&e, 0, "/lib/x.so", syms, 3);
+    spe_end(&e);
+    unsigned char *gz;
+    size_t n = gzip_bytes(e.out.data, e.out.len, &gz);
+    unsigned char *bad = malloc(n);
+    for (int round = 0; round < 4; round++) {
+        memcpy(bad, gz, n);
+        if (round == 1)
+            bad[n / 2] ^= 0x21;   /* damaged in the middle */
+        else if (round == 2)
+            bad[n - 6] ^= 1;      /* the trailer's CRC */
+        size_t len = round == 3 ? n * 2 / 3 : n;  /* cut */
+        unsigned char *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        pc_error ea, eb;
+        char path[64];
+        int sb = convert_piped(bad, len, &b, &nb, &eb, path);
+        /* From memory under the same name, decompressed in whole chunks. */
+        pc_input *in;
+        int sa = pc_input_open_memory(&in, bad, len, path, &ea);
+        if (sa == PC_OK)
+            sa = convert_opened(in, &a, &na, &ea);
+        T_EQ_INT(sb, sa);
+        if (sa != PC_OK && sb == sa)
+            T_EQ_STR(eb.message, ea.message);
+        T_CHECK(sa != PC_OK || (na == nb && memcmp(a, b, na) == 0));
+        T_CHECK(round == 0 ? sa == PC_OK : sa != PC_OK);
+        free(a);
+        free(b);
+    }
+    free(bad);
+    free(gz);
+    spe_free(&e);
 }
