@@ -96,10 +96,10 @@ static int next_field(dec *d, pb_reader *pr, pb_field *f,
                       const uint8_t *expect, size_t n_expect)
 {
     int got = next_any_field(d, pr, f, expect, n_expect);
-    if (got > 0 && f->number >= n_expect && !d->dc->unknown_fields++) {
-        d->dc->first_unknown.number = f->number;
-        d->dc->first_unknown.record = d->index;
-        d->dc->first_unknown.offset = pb_offset(pr, f->at);
+    if (got > 0 && f->number >= n_expect && !d->dc->unknown.count++) {
+        d->dc->unknown.number = f->number;
+        d->dc->unknown.record = d->index;
+        d->dc->unknown.offset = pb_offset(pr, f->at);
     }
     return got;
 }
@@ -406,13 +406,12 @@ void sp_decoder_fix(const sp_decoder *dc, sp_record *rec)
 
 void sp_decoder_take_unknown(sp_reader *r, sp_decoder *dc)
 {
-    if (dc->unknown_fields && !r->unknown_fields) {
-        r->first_unknown.number = dc->first_unknown.number;
-        r->first_unknown.record = dc->first_unknown.record;
-        r->first_unknown.offset = dc->first_unknown.offset;
-    }
-    r->unknown_fields += dc->unknown_fields;
-    dc->unknown_fields = 0;
+    size_t before = r->unknown.count;
+    if (dc->unknown.count && !before)
+        r->unknown = dc->unknown;
+    else
+        r->unknown.count += dc->unknown.count;
+    dc->unknown.count = 0;
 }
 
 int sp_decode(const pc_input *in, sp_decoder *dc, const uint8_t *data, uint32_t size,

@@ -458,11 +458,11 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if (st == PC_OK && b.unknown_kinds)
         pc_log(o, PC_LOG_WARN, "%zu records of a kind this version does not know were "
                "skipped (written by a newer simpleperf?)", b.unknown_kinds);
-    if (st == PC_OK && r.unknown_fields)
+    if (st == PC_OK && r.unknown.count)
         pc_log(o, PC_LOG_WARN, "%zu fields this version does not know were skipped "
                "(the first: field %" PRIu32 " in record %zu at offset %" PRIu64 "; "
-               "written by a newer simpleperf?)", r.unknown_fields, r.first_unknown.number,
-               r.first_unknown.record, r.first_unknown.offset);
+               "written by a newer simpleperf?)", r.unknown.count, r.unknown.number,
+               r.unknown.record, r.unknown.offset);
     if (st == PC_OK) {
         pc_skips_report(&r.skipped, o, "damaged records skipped");
         pc_skips_report(&b.refused, o, "records skipped as inconsistent");

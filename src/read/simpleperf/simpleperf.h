@@ -90,22 +90,25 @@ typedef struct sp_record {
     } sw;
 } sp_record;
 
+/* Fields of known messages that this version does not know: how many,
+ * and where the first one was. */
+typedef struct sp_unknown {
+    size_t count;
+    uint32_t number;
+    size_t record;
+    uint64_t offset;
+} sp_unknown;
+
 /* Where decoded records keep their arrays: callchain entries, and strings
  * (symbols, or event types; mangled symbols), appended record after
- * record, so that a batch of records is decoded into one set of arrays.
- * Also the fields of known messages this version does not know, and
- * where the first one was.  Zeroed before use. */
+ * record, so that a batch of records is decoded into one set of arrays;
+ * and the unknown fields met.  Zeroed before use. */
 typedef struct sp_decoder {
     sp_entry *chain;
     size_t n_chain, chain_cap;
     sp_str *strs[2];
     size_t n_strs[2], strs_cap[2];
-    size_t unknown_fields;
-    struct {
-        uint32_t number;
-        size_t record;
-        uint64_t offset;
-    } first_unknown;
+    sp_unknown unknown;
 } sp_decoder;
 
 typedef struct sp_reader {
@@ -121,14 +124,7 @@ typedef struct sp_reader {
     int keep_going;
     pc_skips skipped;
     pc_stop stop;
-    /* Fields of known messages that this reader does not know, and where
-     * the first one was. */
-    size_t unknown_fields;
-    struct {
-        uint32_t number;
-        size_t record;
-        uint64_t offset;
-    } first_unknown;
+    sp_unknown unknown;  /* of every record so far, in file order */
 } sp_reader;
 
 /* True when the first bytes are simpleperf's magic. */

@@ -134,7 +134,7 @@ static void decode_batch(const pipeline *q, batch *b)
     const sp_reader *r = q->r;
     sp_decoder *dc = &b->dc;
     dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
-    dc->unknown_fields = 0;
+    dc->unknown.count = 0;
     b->n_rec = b->n_skips = 0;
     b->decode_status = PC_OK;
     if (pc_grow(&b->rec, &b->cap_rec, b->n_fr, sizeof *b->rec, 256) < 0) {
@@ -187,9 +187,15 @@ static batch *pick_framed(pipeline *q, int *n_framed)
     return pick;
 }
 
-/* Decodes b, claimed (DECODING) under the lock, and hands it back. */
-static void decode_claimed(pipeline *q, batch *b)
+/* Decodes b, a framed batch, or with none waits for a change.  Called
+ * locked; unlocked while decoding. */
+static void decode_or_wait(pipeline *q, batch *b)
 {
+    if (!b) {
+        pthread_cond_wait(&q->cv, &q->mu);
+        return;
+    }
+    b->state = DECODING;
     pthread_mutex_unlock(&q->mu);
     decode_batch(q, b);
     pthread_mutex_lock(&q->mu);
@@ -214,12 +220,7 @@ static void *framer(void *arg)
             batch *d = pick_framed(q, &n_framed);
             if (b->state == EMPTY && n_framed < LOOKAHEAD)
                 break;
-            if (d) {
-                d->state = DECODING;
-                decode_claimed(q, d);
-            } else {
-                pthread_cond_wait(&q->cv, &q->mu);
-            }
+            decode_or_wait(q, d);
         }
         b->state = FRAMING;
         b->seq = seq;
@@ -234,10 +235,8 @@ static void *framer(void *arg)
     q->framing_done = 1;
     pthread_cond_broadcast(&q->cv);
     /* Whatever is framed and waiting is decoded by whoever comes first. */
-    for (batch *d; !q->stop && (d = pick_framed(q, NULL));) {
-        d->state = DECODING;
-        decode_claimed(q, d);
-    }
+    for (batch *d; !q->stop && (d = pick_framed(q, NULL));)
+        decode_or_wait(q, d);
     pthread_mutex_unlock(&q->mu);
     return NULL;
 }
@@ -250,12 +249,7 @@ static void *helper(void *arg)
         batch *d = pick_framed(q, NULL);
         if (q->stop || (!d && q->framing_done))
             break;
-        if (d) {
-            d->state = DECODING;
-            decode_claimed(q, d);
-        } else {
-            pthread_cond_wait(&q->cv, &q->mu);
-        }
+        decode_or_wait(q, d);
     }
     pthread_mutex_unlock(&q->mu);
     return NULL;
@@ -339,13 +333,8 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, void *ctx, pc_e
             pthread_mutex_lock(&q->mu);
             while (!(b->seq == seq && b->state == DECODED)) {
                 /* Rather than wait, decode: this batch, or a later one. */
-                batch *d = b->seq == seq && b->state == FRAMED ? b : pick_framed(q, NULL);
-                if (d) {
-                    d->state = DECODING;
-                    decode_claimed(q, d);
-                } else {
-                    pthread_cond_wait(&q->cv, &q->mu);
-                }
+                decode_or_wait(q, b->seq == seq && b->state == FRAMED ? b
+                                                                     : pick_framed(q, NULL));
             }
             pthread_mutex_unlock(&q->mu);
             st = build(q, b, fn, ctx, err);

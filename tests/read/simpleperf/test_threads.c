@@ -123,21 +123,33 @@ TEST(threads_damage_same_errors)
     spe_free(&e);
 }
 
+/* A recording of n samples over 5 threads, one event type and one file
+ * of 3 symbols: sample i has depth 3 (deep unset) or 12 + i % 12 of 24
+ * frames, and event type 7, which MetaInfo does not define, when i is
+ * bad_at. */
+static void make_recording(spe *e, uint32_t n, int deep, uint32_t bad_at)
+{
+    spe_begin(e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[24];
+    for (int k = 0; k < 24; k++)
+        chain[k] = (spe_frame){0x1000 + 0x10 * (uint64_t)k, 0, k % 3, -1};
+    for (uint32_t i = 0; i < n; i++)
+        spe_sample(e, 1000 + i, (int32_t)(1 + i % 5), 1 + i % 7, i == bad_at ? 7 : 0, chain,
+                   deep ? 12 + i % 12 : 3, NULL);
+    const char *syms[] = {"a", "b", "c"};
+    spe_file(e, 0, "/lib/x.so", syms, 3);
+    spe_end(e);
+}
+
 /* Damaged records skipped with keep_going, in batches all along a long
  * file: the same records skipped, the same count and first message, the
  * same profile. */
 TEST(threads_keep_going_same_skips)
 {
     spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[3] = {{0x10, 0, 0, -1}, {0x20, 0, 1, -1}, {0x30, 0, 2, -1}};
-    for (uint32_t i = 0; i < 6000; i++)
-        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 3), 1, 0, chain, 3, NULL);
-    const char *syms[] = {"a", "b", "c"};
-    spe_file(&e, 0, "/lib/x.so", syms, 3);
-    spe_end(&e);
+    make_recording(&e, 6000, 0, UINT32_MAX);
     /* Damage the protobuf of records here and there (never a size prefix:
      * a broken frame ends the file, which the truncations test). */
     unsigned char *buf = malloc(e.out.len);
@@ -178,17 +190,7 @@ TEST(threads_keep_going_same_skips)
 TEST(threads_gzip_input_same_output_and_errors)
 {
     spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[24];
-    for (int k = 0; k < 24; k++)
-        chain[k] = (spe_frame){0x1000 + 0x10 * (uint64_t)k, 0, k % 3, -1};
-    for (uint32_t i = 0; i < 24000; i++)
-        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 5), 1 + i % 7, 0, chain, 12 + i % 12, NULL);
-    const char *syms[] = {"a", "b", "c"};
-    spe_file(&e, 0, "/lib/x.so", syms, 3);
-    spe_end(&e);
+    make_recording(&e, 24000, 1, UINT32_MAX);
     T_CHECK(e.out.len > (3u << 20));
     unsigned char *gz;
     size_t n = gzip_bytes(e.out.data, e.out.len, &gz);
@@ -218,25 +220,12 @@ TEST(threads_gzip_input_same_output_and_errors)
 TEST(threads_many_batches)
 {
     spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[3] = {{0x10, 0, 0, -1}, {0x20, 0, 1, -1}, {0x30, 0, 2, -1}};
-    for (uint32_t i = 0; i < 20000; i++)
-        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 3), 1, i == 15000 ? 7 : 0, chain, 3, NULL);
-    const char *syms[] = {"a", "b", "c"};
-    spe_file(&e, 0, "/lib/x.so", syms, 3);
-    spe_end(&e);
+    make_recording(&e, 20000, 0, 15000);
     same_both_ways(e.out.data, e.out.len, "event out of range");
     same_both_ways(e.out.data, e.out.len * 2 / 3, "truncated late");
     spe_free(&e);
     /* The same without the bad event type. */
-    spe_begin(&e);
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    for (uint32_t i = 0; i < 20000; i++)
-        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 3), 1, 0, chain, 3, NULL);
-    spe_file(&e, 0, "/lib/x.so", syms, 3);
-    spe_end(&e);
+    make_recording(&e, 20000, 0, UINT32_MAX);
     /* Record 14000's protobuf: its first byte, the Record's tag, made a
      * wire type no field has (7), and, in another copy, a field number
      * this version does not know (20, a varint, then skipped). */
@@ -467,17 +456,7 @@ static int convert_piped(const unsigned char *data, size_t len, unsigned char **
 TEST(threads_gzip_pipe_same_as_memory)
 {
     spe e;
-    spe_begin(&e);
-    const char *ev[] = {"cpu-clock"};
-    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
-    spe_frame chain[24];
-    for (int k = 0; k < 24; k++)
-        chain[k] = (spe_frame){0x2000 + 0x10 * (uint64_t)k, 0, k % 3, -1};
-    for (uint32_t i = 0; i < 8000; i++)
-        spe_sample(&e, 1000 + i, (int32_t)(1 + i % 5), 1, 0, chain, 12 + i % 12, NULL);
-    const char *syms[] = {"a", "b", "c"};
-    spe_file(&e, 0, "/lib/x.so", syms, 3);
-    spe_end(&e);
+    make_recording(&e, 8000, 1, UINT32_MAX);
     unsigned char *gz;
     size_t n = gzip_bytes(e.out.data, e.out.len, &gz);
     unsigned char *bad = malloc(n);
