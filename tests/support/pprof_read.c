@@ -1,4 +1,5 @@
 #include "pprof_read.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -47,33 +48,6 @@ static int varints(pb_reader *r, const pb_field *f, uint64_t **out, size_t *n)
     return got;
 }
 
-static unsigned char *gunzip(const unsigned char *data, size_t len, size_t *out_len)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + 15) != Z_OK)
-        return NULL;
-    size_t cap = len * 4 + 1024, n = 0;
-    unsigned char *out = malloc(cap);
-    z.next_in = (Bytef *)data;
-    z.avail_in = (uInt)len;
-    int rc;
-    do {
-        if (n == cap)
-            out = realloc(out, cap *= 2);
-        z.next_out = out + n;
-        z.avail_out = (uInt)(cap - n);
-        rc = inflate(&z, Z_NO_FLUSH);
-        n = cap - z.avail_out;
-    } while (rc == Z_OK);
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END) {
-        free(out);
-        return NULL;
-    }
-    *out_len = n;
-    return out;
-}
 
 static int read_message(pb_reader *r, pp_profile *p, char *err, size_t errlen)
 {
@@ -296,7 +270,7 @@ int pp_read(const unsigned char *data, size_t len, pp_profile *p, char *err, siz
     memset(p, 0, sizeof *p);
     unsigned char *plain = NULL;
     if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-        if (!(plain = gunzip(data, len, &len)))
+        if (!(plain = gunzip_bytes(data, len, &len)))
             return fail(err, errlen, "bad gzip");
         data = plain;
     }

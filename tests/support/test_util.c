@@ -233,6 +233,42 @@ size_t gzip_bytes(const void *data, size_t len, unsigned char **out)
     return n;
 }
 
+unsigned char *gunzip_bytes(const void *data, size_t len, size_t *out_len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + 15) != Z_OK)
+        return NULL;
+    size_t cap = len * 4 + 1024, n = 0;
+    unsigned char *out = malloc(cap);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)len;
+    int rc = Z_OK;
+    while (out && rc == Z_OK) {
+        if (n == cap) {
+            unsigned char *grown = realloc(out, cap *= 2);
+            if (!grown) {
+                free(out);
+                out = NULL;
+                break;
+            }
+            out = grown;
+        }
+        z.next_out = out + n;
+        z.avail_out = (uInt)(cap - n);
+        rc = inflate(&z, Z_NO_FLUSH);
+        n = cap - z.avail_out;
+    }
+    int trailing = z.avail_in != 0;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END || trailing) {
+        free(out);
+        return NULL;
+    }
+    *out_len = n;
+    return out;
+}
+
 char *read_text(const char *path)
 {
     size_t n;

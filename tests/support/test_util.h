@@ -81,5 +81,8 @@ size_t write_simpleperf_file(const char *path, size_t n, int varied);
 
 /* Gzips len bytes as one member into *out (malloc'd); returns its size. */
 size_t gzip_bytes(const void *data, size_t len, unsigned char **out);
+/* One gzip member inflated whole: the bytes (malloc'd, *out_len), or NULL
+ * when it is damaged or anything follows it. */
+unsigned char *gunzip_bytes(const void *data, size_t len, size_t *out_len);
 
 #endif

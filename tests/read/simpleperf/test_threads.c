@@ -13,6 +13,19 @@
 #include "t.h"
 #include "test_util.h"
 
+/* After a conversion of status st: p's processed JSON (malloc'd in
+ * *out), or st; p is freed either way. */
+static int written(int st, pc_profile *p, unsigned char **out, size_t *n, pc_error *err)
+{
+    if (st == PC_OK) {
+        pc_write_options w;
+        pc_write_options_init(&w);
+        st = pc_write_memory(p, &w, out, n, err);
+    }
+    pc_profile_free(p);
+    return st;
+}
+
 /* What a conversion logged, one line after another. */
 typedef struct logbuf {
     char text[4096];
@@ -46,13 +59,7 @@ static int convert_with(const void *data, size_t len, int threads, unsigned char
     *out = NULL;
     *n = 0;
     int st = convert_bytes(data, len, &o, &p, err);
-    if (st == PC_OK) {
-        pc_write_options w;
-        pc_write_options_init(&w);
-        st = pc_write_memory(p, &w, out, n, err);
-    }
-    pc_profile_free(p);
-    return st;
+    return written(st, p, out, n, err);
 }
 
 /* Same status, same message or same bytes, and the same warnings, with
@@ -406,20 +413,13 @@ TEST(threads_pipe_error_without_waiting)
 /* gzip input from a pipe written in small pieces, so that what each read
  * brings, and so how the decompressed chunks fall, is up to timing: the
  * same profile, and for damaged data the same message, as from memory. */
-/* Converts an input opened by open_in (on data, or on path) and writes
- * the processed JSON. */
+/* Converts in (and closes it); its processed JSON in *out. */
 static int convert_opened(pc_input *in, unsigned char **out, size_t *n, pc_error *err)
 {
     pc_profile *p = NULL;
     int st = pc_convert(in, NULL, &p, err);
     pc_input_close(in);
-    if (st == PC_OK) {
-        pc_write_options w;
-        pc_write_options_init(&w);
-        st = pc_write_memory(p, &w, out, n, err);
-    }
-    pc_profile_free(p);
-    return st;
+    return written(st, p, out, n, err);
 }
 
 static int convert_piped(const unsigned char *data, size_t len, unsigned char **out,
