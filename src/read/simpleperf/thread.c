@@ -1,8 +1,10 @@
 /* simpleperf records framed by one thread, decoded by all, built in order
  * (see sp_read_threaded in simpleperf.h).
  *
- * Decoding each record's protobuf costs more than building the model from
- * it, and framing (finding where each record starts) costs little.  So a
+ * On real captures decoding each record's protobuf costs more than
+ * building the model from it (on generated ones, with fewer repeated
+ * paths, less), and framing (finding where each record starts) costs
+ * little.  So a
  * framing thread copies records' bytes, as they are, into a batch and
  * notes where each starts; any thread decodes a framed batch in place
  * (strings stay pointers into the batch's bytes, callchains go into the
@@ -20,7 +22,9 @@
  * Damaged records, unknown fields and progress are noted per batch and
  * taken into the reader in order by the calling thread, which alone calls
  * back; so are failures, so the error a file gives is the one it gives on
- * one thread. */
+ * one thread.  The framing thread hands over what it has before it waits
+ * for more input, and a failed build interrupts the input (src_interrupt),
+ * so a pipe that stays open cannot hold up an error. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
