@@ -28,10 +28,8 @@ static uint32_t hash_find(const pf_interned *t, int kind, uint64_t iid)
     return PC_NONE;
 }
 
-uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
+uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid)
 {
-    if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
-        return t->dense[kind][iid];
     return hash_find(t, kind, iid);
 }
 
@@ -94,12 +92,11 @@ static int grow(void **a, size_t *cap, size_t n, size_t size)
 
 uint32_t pf_interned_new_frame(pf_interned *t)
 {
-    if (t->n_frames >= PC_NONE - 1 ||
-        grow((void **)&t->frames, &t->cap_frames, t->n_frames, sizeof *t->frames) < 0)
+    struct pc_col cols[] = {PC_COL(t->frames), PC_COL(t->frame_res)};
+    if (t->n_frames >= PC_NONE - 1 || pc_grow_cols(&t->cap_frames, t->n_frames + 1, cols, 2) < 0)
         return PC_NONE;
-    pf_frame_rec *r = &t->frames[t->n_frames];
-    memset(r, 0, sizeof *r);
-    r->resolved = PC_NONE;
+    memset(&t->frames[t->n_frames], 0, sizeof *t->frames);
+    t->frame_res[t->n_frames] = PC_NONE;
     return (uint32_t)t->n_frames++;
 }
 
@@ -118,14 +115,14 @@ uint32_t pf_interned_new_mapping(pf_interned *t)
 
 uint32_t pf_interned_new_callstack(pf_interned *t)
 {
+    struct pc_col cols[] = {PC_COL(t->callstacks), PC_COL(t->cs_res)};
     if (t->n_callstacks >= PC_NONE - 1 ||
-        grow((void **)&t->callstacks, &t->cap_callstacks, t->n_callstacks,
-             sizeof *t->callstacks) < 0)
+        pc_grow_cols(&t->cap_callstacks, t->n_callstacks + 1, cols, 2) < 0)
         return PC_NONE;
     pf_callstack_rec *r = &t->callstacks[t->n_callstacks];
-    memset(r, 0, sizeof *r);
-    r->resolved = PC_NONE;
     r->frame0 = (uint32_t)t->n_pool;
+    r->n_frames = 0;
+    t->cs_res[t->n_callstacks] = PF_CS_PENDING;
     return (uint32_t)t->n_callstacks++;
 }
 
@@ -146,8 +143,7 @@ void pf_interned_unappend(pf_interned *t, int kind)
 void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack)
 {
     pf_callstack_rec *c = &t->callstacks[i];
-    c->resolved = stack;
-    c->done = 1;
+    t->cs_res[i] = stack;
     t->pool_dead += c->n_frames;
     c->n_frames = 0;
 }
@@ -216,8 +212,10 @@ void pf_interned_free(pf_interned *t)
     free(t->e.kind);
     free(t->e.val);
     free(t->frames);
+    free(t->frame_res);
     free(t->mappings);
     free(t->callstacks);
+    free(t->cs_res);
     free(t->pool);
     free(t->ss);
     memset(t, 0, sizeof *t);

@@ -45,12 +45,20 @@ enum pf_kind {
     PF_N_KINDS
 };
 
+/* What a frame or callstack resolved to is kept apart from its record,
+ * in an array of its own (frame_res, cs_res): resolving a new callstack
+ * looks up dozens of frames that were resolved long before, and a
+ * 4-byte entry among its neighbours is found in cache where the record
+ * would not be. */
 typedef struct pf_frame_rec {
     uint64_t name_iid, mapping_iid, rel_pc;
-    uint32_t resolved;   /* profile frame, or PC_NONE */
     uint8_t kind;        /* Frame.Kind, 0 unknown */
     uint8_t has_name;
 } pf_frame_rec;
+
+/* cs_res of a callstack not yet resolved for good (PC_NONE is the empty
+ * stack, and the stack tree never reaches this id). */
+#define PF_CS_PENDING (PC_NONE - 1)
 
 typedef struct pf_mapping_rec {
     uint64_t build_iid, start, end, start_offset, load_bias, exact_offset;
@@ -61,8 +69,6 @@ typedef struct pf_mapping_rec {
 
 typedef struct pf_callstack_rec {
     uint32_t frame0, n_frames;  /* frame iids in pool[frame0 ..], root first */
-    uint32_t resolved;          /* profile stack (PC_NONE: empty) */
-    uint8_t done;               /* resolved is valid */
 } pf_callstack_rec;
 
 /* An interned StackSample message, by its kind:
@@ -90,10 +96,12 @@ typedef struct pf_interned {
         size_t n, cap;
     } e;
     pf_frame_rec *frames;
+    uint32_t *frame_res;      /* profile frame, or PC_NONE */
     size_t n_frames, cap_frames;
     pf_mapping_rec *mappings;
     size_t n_mappings, cap_mappings;
     pf_callstack_rec *callstacks;
+    uint32_t *cs_res;         /* profile stack, or PF_CS_PENDING */
     size_t n_callstacks, cap_callstacks;
     uint64_t *pool;
     size_t n_pool, cap_pool;
@@ -102,9 +110,17 @@ typedef struct pf_interned {
     size_t n_ss, cap_ss;
 } pf_interned;
 
+uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid);
+
 /* Looks up (kind, iid): the entry's value (a string id or a record
- * index), or PC_NONE. */
-uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid);
+ * index), or PC_NONE.  Inline: a callstack's frames are looked up one
+ * by one, and nearly all of them are in the dense array. */
+static inline uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
+{
+    if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
+        return t->dense[kind][iid];
+    return t->e.n ? pf_interned_find_hashed(t, kind, iid) : PC_NONE;
+}
 
 /* Adds (kind, iid) -> val unless the key exists.  Returns 1 when added, 0
  * when the key was there already, -1 when out of memory. */

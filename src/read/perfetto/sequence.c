@@ -152,7 +152,6 @@ int pf_on_frame(pf_reader *r, pb_reader *pr, pf_interned *t)
         return pf_nomem(r);
     pf_frame_rec rec;
     memset(&rec, 0, sizeof rec);
-    rec.resolved = PC_NONE;
     uint64_t iid = 0;
     while ((got = NEXT(r, pr, &f, ex, "Frame")) > 0) {
         if (f.number >= 1 && f.number <= 7 && pf_scalar(r, pr, &f, "Frame") != PC_OK)
@@ -462,9 +461,9 @@ static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid, int *why, uint64
         *ref = iid;
         return PC_NONE;
     }
+    if (t->frame_res[i] != PC_NONE)
+        return t->frame_res[i];
     pf_frame_rec *fr = &t->frames[i];
-    if (fr->resolved != PC_NONE)
-        return fr->resolved;
     uint32_t map = PC_NONE, name = PC_NONE;
     int missing = UNDEF_NONE;
     /* mapping_id 0 marks a frame known by name only. */
@@ -487,7 +486,7 @@ static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid, int *why, uint64
     if (missing)
         *why = missing;
     else if (id != PC_NONE)
-        fr->resolved = id;
+        t->frame_res[i] = id;
     return id;
 }
 
@@ -544,16 +543,17 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
     }
     if (i == PC_NONE)
         return -1;
-    pf_callstack_rec *c = &t->callstacks[i];
-    if (c->done && root == PC_NONE) {
-        *out = c->resolved;
+    uint32_t done = t->cs_res[i];
+    if (done != PF_CS_PENDING && root == PC_NONE) {
+        *out = done;
         return 0;
     }
+    pf_callstack_rec *c = &t->callstacks[i];
     uint32_t stack = root == PC_NONE ? PC_NONE : pc_stack(r->p, PC_NONE, root);
-    if (c->done) {
+    if (done != PF_CS_PENDING) {
         /* The frame iids are gone: the resolved stack has the frames. */
         size_t n = 0;
-        for (uint32_t st = c->resolved; st != PC_NONE; st = r->p->stack.prefix[st]) {
+        for (uint32_t st = done; st != PC_NONE; st = r->p->stack.prefix[st]) {
             if (pc_grow(&r->chain, &r->chain_cap, n + 1, sizeof *r->chain, 64) < 0) {
                 r->p->oom = 1;
                 return -1;
