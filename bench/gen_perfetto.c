@@ -10,7 +10,9 @@
  *                  Samples are written per read tick (100 ms) grouped by CPU,
  *                  as traced_perf reads its per-CPU ring buffers, so the file
  *                  is not in time order; timebase_count is the cumulative
- *                  cpu-clock count (ns) per CPU.  Snapshots every 10 s.
+ *                  cpu-clock count (ns) per CPU.  Clock snapshots every 10 s,
+ *                  or every --snapshot-ms, written at the read tick after
+ *                  their time.
  *   --kind chrome  Chrome's sampling profiler: a sequence per thread opened
  *                  by a ThreadDescriptor (reference time), ProcessDescriptors,
  *                  and StreamingProfilePackets of 1-16 samples each
@@ -46,6 +48,7 @@ enum { KIND_PERF, KIND_CHROME, KIND_HEAP };
 typedef struct opts {
     long samples, threads, processes, depth, symbols, paths, sequences, dumps;
     long reuse;   /* samples per callstack, about (1: as the paths fall) */
+    long snapshot_ms;   /* clock snapshots this far apart (perf) */
     int kind;
     unsigned long long seed;
     const char *out;
@@ -554,7 +557,8 @@ static void gen_perf(const world *w)
     uint64_t *counter = calloc((size_t)(o->sequences * N_CPU), sizeof *counter);
     size_t cap = 1024, n = 0;
     perf_sample *v = malloc(cap * sizeof *v);
-    uint64_t tick_end = t + TICK_NS, next_snapshot = t + 10000000000ULL;
+    const uint64_t every = (uint64_t)o->snapshot_ms * 1000000;
+    uint64_t tick_end = t + TICK_NS, next_snapshot = t + every;
     for (long i = 0; i < o->samples; i++) {
         perf_sample x;
         x.k = pick_path(w);
@@ -568,10 +572,9 @@ static void gen_perf(const world *w)
             n = 0;
             while (tick_end <= t)
                 tick_end += TICK_NS;
-            if (t >= next_snapshot) {
-                snapshot(&buf, t);
-                next_snapshot += 10000000000ULL;
-            }
+            /* Those due since the last tick, each at its own time. */
+            for (; next_snapshot <= t; next_snapshot += every)
+                snapshot(&buf, next_snapshot);
         }
         if (n == cap) {
             cap *= 2;
@@ -821,16 +824,18 @@ static int usage(void)
     fprintf(stderr,
             "usage: gen-perfetto [--kind perf|chrome|heap] [--samples N] [--threads N]\n"
             "         [--processes N] [--depth N] [--symbols N] [--paths N]\n"
-            "         [--sequences N] [--dumps N] [--reuse N] [--seed N] -o FILE\n"
+            "         [--sequences N] [--dumps N] [--reuse N] [--snapshot-ms N]\n"
+            "         [--seed N] -o FILE\n"
             "  --sequences: traced_perf sequences (perf); --dumps: heap dump rounds (heap)\n"
             "  --reuse: about N samples per callstack, from recent ones (default 1: each\n"
-            "           sample picks a path afresh)\n");
+            "           sample picks a path afresh)\n"
+            "  --snapshot-ms: clock snapshots N ms apart (perf; default 10000)\n");
     return 1;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 10, 1, KIND_PERF, 1, NULL};
+    *o = (opts){20000, 6, 1, 40, 500, 400, 1, 10, 1, 10000, KIND_PERF, 1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -860,13 +865,14 @@ static int parse(int argc, char **argv, opts *o)
             {"--processes", &o->processes}, {"--depth", &o->depth},
             {"--symbols", &o->symbols}, {"--paths", &o->paths},
             {"--sequences", &o->sequences}, {"--dumps", &o->dumps},
-            {"--reuse", &o->reuse},
+            {"--reuse", &o->reuse}, {"--snapshot-ms", &o->snapshot_ms},
         };
         if (gen_number(nums, sizeof nums / sizeof *nums, a, argv[++i]) != 1)
             return -1;
     }
     if (!o->out || o->threads < o->processes || o->depth < 3 || o->depth > 1000 ||
-        o->symbols < N_ANDROID || o->sequences > 1000 || o->threads > 100000 || o->reuse < 1)
+        o->symbols < N_ANDROID || o->sequences > 1000 || o->threads > 100000 || o->reuse < 1 ||
+        o->snapshot_ms < 1)
         return -1;
     return 0;
 }

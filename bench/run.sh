@@ -243,6 +243,14 @@ in="$work/pf_reuse.pftrace"
 bench_case "perfetto perf $big --reuse 200" "$n_big" "$big_runs" "firefox.json.gz pb.gz" "$in"
 rm -f "$in" "$work"/out.*
 
+# The same samples with a clock snapshot every millisecond (31,000 in a
+# trace of 31 s, where the default has 5): clock conversion per packet
+# must cost the same however many snapshots a long trace holds.
+in="$work/pf_snap.pftrace"
+"$build/gen-perfetto" --kind perf --samples "$n_big" --snapshot-ms 1 "${sp_opts[@]}" -o "$in"
+bench_case "perfetto perf $big --snapshot-ms 1" "$n_big" "$big_runs" "firefox.json.gz" "$in"
+rm -f "$in" "$work"/out.*
+
 in="$work/pf_chrome.pftrace"
 "$build/gen-perfetto" --kind chrome --samples "$n_small" "${sp_opts[@]}" -o "$in"
 bench_case "perfetto chrome $small" "$n_small" "$small_runs" "firefox.json.gz pb.gz" "$in"

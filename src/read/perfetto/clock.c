@@ -67,10 +67,17 @@ int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t
 
 /* One hop: the snapshot with the largest source time not after t (the
  * last of equal ones), else the first. */
-static uint64_t hop(const pf_clock_edge *e, uint64_t t)
+static uint64_t hop(pf_clock_edge *e, uint64_t t)
 {
     size_t best = 0;
-    if (!e->unsorted) {
+    /* Snapshot i is the hop's when t is at or after it and before the
+     * next, for the last of equal times. */
+#define HOP_AT(i) (e->ts_from[i] <= t && ((i) + 1 == e->n || e->ts_from[(i) + 1] > t))
+    if (!e->unsorted && e->last < e->n && HOP_AT(e->last)) {
+        best = e->last;
+    } else if (!e->unsorted && e->last + 1 < e->n && HOP_AT(e->last + 1)) {
+        best = ++e->last;
+    } else if (!e->unsorted) {
         /* The first snapshot after t; the one before it is the hop's. */
         size_t lo = 0, hi = e->n;
         while (lo < hi) {
@@ -80,7 +87,7 @@ static uint64_t hop(const pf_clock_edge *e, uint64_t t)
             else
                 hi = mid;
         }
-        best = lo ? lo - 1 : 0;
+        best = e->last = lo ? lo - 1 : 0;
     } else {
         int found = 0;
         for (size_t i = 0; i < e->n; i++)
@@ -89,6 +96,7 @@ static uint64_t hop(const pf_clock_edge *e, uint64_t t)
                 found = 1;
             }
     }
+#undef HOP_AT
     return t - e->ts_from[best] + e->ts_to[best];
 }
 

@@ -29,6 +29,10 @@ typedef struct pf_clock_edge {
     /* Snapshots come in time order, so the hop's snapshot is found by
      * bisection, unless one came out of order. */
     int unsorted;
+    /* The snapshot the last hop used: packets come in nearly time order,
+     * so the next hop mostly uses it or the one after, and a long trace's
+     * thousands of snapshots cost no more than a short one's few. */
+    size_t last;
 } pf_clock_edge;
 
 /* A clock's chain of hops to the trace clock, found once: conversion runs

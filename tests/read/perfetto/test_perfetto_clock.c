@@ -88,3 +88,46 @@ TEST(perfetto_clock_conversion_matches_a_scan)
         pf_clocks_free(&c);
     }
 }
+
+/* Packets come in nearly time order, and the hop remembers the snapshot
+ * it used last: that memory must give the scan's answer whether a time
+ * falls on the same snapshot, the next, far ahead or back, on a run of
+ * snapshots of equal time, or before them all, and while snapshots are
+ * still being added. */
+TEST(perfetto_clock_remembered_snapshot_matches_a_scan)
+{
+    pf_clocks c;
+    memset(&c, 0, sizeof c);
+    c.trace_clock = PF_CLOCK_BOOTTIME;
+    uint64_t keys[2] = {PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME};
+    size_t same = 0, n = 0;
+    uint64_t t = 50;
+    for (int i = 0; i < 4000; i++) {
+        /* Every fifth snapshot repeats the time of the one before it, with
+         * another offset: the later one is the hop's. */
+        uint64_t at = (uint64_t)(i - (i % 5 == 4)) * 1000 + 100;
+        uint64_t ts[2] = {at, at * 3 + (uint64_t)i};
+        T_EQ_INT(pf_clocks_add(&c, keys, ts, 2), 0);
+        const pf_clock_edge *e = find_edge(&c, PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME);
+        T_CHECK(e != NULL);
+        if (!e)
+            break;
+        for (int k = 0; k < 3; k++, n++) {
+            uint64_t r = next() % 100;
+            if (r < 70)
+                t += next() % 700;            /* on, or just past */
+            else if (r < 85)
+                t = at;                       /* exactly on the newest */
+            else if (r < 95)
+                t = next() % (at + 2000);     /* anywhere, back or ahead */
+            else
+                t = next() % 100;             /* before every snapshot */
+            uint64_t got;
+            T_EQ_INT(pf_clocks_convert(&c, PF_CLOCK_MONOTONIC, t, &got), 0);
+            same += got == ref_hop(e, t);
+        }
+    }
+    T_EQ_INT(same, n);
+    T_CHECK(n == 12000);
+    pf_clocks_free(&c);
+}
