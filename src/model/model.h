@@ -114,6 +114,10 @@ typedef struct pc_stree {
     pc_htab idx;
     /* 1 once pc_stree_freeze dropped the means of interning. */
     int frozen;
+    /* 1: no child[] (4 bytes a node less), for a tree built in one pass
+     * over another tree's nodes, where no path repeats; set it before the
+     * first node. */
+    int lean;
 } pc_stree;
 
 void pc_stree_init(pc_stree *t);

@@ -112,6 +112,7 @@ static int thaw(pc_stree *t)
         count[t->prefix[i] == PC_NONE ? 0 : t->prefix[i] + 1]++;
     for (size_t i = 0; i < t->n; i++)
         t->child[i] = t->head[i] = PC_NONE;
+    t->lean = 0;
     t->root_child = t->root_head = PC_NONE;
     for (size_t i = 0; i < t->n; i++) {
         uint32_t pre = t->prefix[i];
@@ -140,7 +141,7 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
         return PC_NONE;
     if (prefix != PC_NONE && prefix >= t->n)
         return PC_NONE;
-    uint32_t last = prefix == PC_NONE ? t->root_child : t->child[prefix];
+    uint32_t last = prefix == PC_NONE ? t->root_child : t->lean ? PC_NONE : t->child[prefix];
     if (last != PC_NONE && t->frame[last] == frame)
         return last;
     uint32_t head = prefix == PC_NONE ? t->root_head : t->head[prefix];
@@ -164,14 +165,15 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
     if (found == PC_NONE) {
         if (t->n >= PC_NONE - 2)
             return PC_NONE;
-        struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->child),
-                                PC_COL(t->head), PC_COL(t->next)};
-        if (pc_grow_cols(&t->cap, t->n + 1, cols, 5) < 0)
+        struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head),
+                                PC_COL(t->next), PC_COL(t->child)};
+        if (pc_grow_cols(&t->cap, t->n + 1, cols, t->lean ? 4 : 5) < 0)
             return PC_NONE;
         found = (uint32_t)t->n++;
         t->prefix[found] = prefix;
         t->frame[found] = frame;
-        t->child[found] = PC_NONE;
+        if (!t->lean)
+            t->child[found] = PC_NONE;
         t->head[found] = PC_NONE;
         t->next[found] = PC_NONE;
         if (head == STACK_HASHED) {
@@ -195,7 +197,7 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
     }
     if (prefix == PC_NONE)
         t->root_child = found;
-    else
+    else if (!t->lean)
         t->child[prefix] = found;
     return found;
 }

@@ -21,6 +21,51 @@ void pc_merged_free(pc_merged *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Whether no two model stacks merge: stacks of one prefix never have
+ * frames that merge into one.  Then each model stack is a merged stack
+ * of its own, with its id (parents first, each new), and no second tree
+ * is needed.  The merged frames of each prefix's stacks are grouped by a
+ * counting sort, in passes over the stacks in order.  1, 0, or -1 when
+ * out of memory. */
+static int merges_none(const pc_profile *p, const pc_merged *m)
+{
+    size_t ns = p->stack.n;
+    /* Group k holds the stacks of prefix k - 1 (group 0: the roots). */
+    uint32_t *pos = calloc(ns + 2, sizeof *pos);
+    uint32_t *gf = malloc((ns + 1) * sizeof *gf);
+    uint32_t *seen = calloc(m->n_gf + 1, sizeof *seen);
+    int none = -1;
+    if (!pos || !gf || !seen)
+        goto out;
+#define GROUP(s) (p->stack.prefix[s] == PC_NONE ? 0 : (size_t)p->stack.prefix[s] + 1)
+    for (size_t s = 0; s < ns; s++)
+        pos[GROUP(s) + 1]++;
+    for (size_t k = 1; k < ns + 2; k++)
+        pos[k] += pos[k - 1];
+    /* pos[k + 1] is where group k ends, and after this where it starts. */
+    for (size_t s = ns; s-- > 0;)
+        gf[--pos[GROUP(s) + 1]] = m->gf_of_frame[p->stack.frame[s]];
+#undef GROUP
+    none = 1;
+    for (size_t k = 0; k <= ns && none; k++) {
+        size_t end = k + 2 < ns + 2 ? pos[k + 2] : ns;
+        if (end - pos[k + 1] < 2)
+            continue;
+        for (size_t i = pos[k + 1]; i < end; i++) {
+            if (seen[gf[i]] == k + 1) {
+                none = 0;
+                break;
+            }
+            seen[gf[i]] = (uint32_t)(k + 1);
+        }
+    }
+out:
+    free(pos);
+    free(gf);
+    free(seen);
+    return none;
+}
+
 int pc_merge(const pc_profile *p, pc_merged *m)
 {
     pc_htab idx = {0};
@@ -33,9 +78,8 @@ int pc_merge(const pc_profile *p, pc_merged *m)
     m->gf_line = malloc((nf + 1) * sizeof *m->gf_line);
     m->gf_cat = malloc(nf + 1);
     m->gf_sub = malloc(nf + 1);
-    m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
     if (!m->gf_of_frame || !m->gf_func || !m->gf_line || !m->gf_cat || !m->gf_sub ||
-        !m->gs_of_stack || pc_htab_reserve(&idx, nf) < 0)
+        pc_htab_reserve(&idx, nf) < 0)
         ok = 0;
     for (size_t f = 0; ok && f < nf; f++) {
         pc_probe pr;
@@ -61,9 +105,37 @@ int pc_merge(const pc_profile *p, pc_merged *m)
         m->gf_of_frame[f] = g;
     }
     pc_htab_free(&idx);
+    /* Where frames differ only in address along paths that never meet
+     * again, the worst case for memory, no stacks merge: the second tree
+     * and the map would be two thirds of the conversion's peak. */
+    int none = ok ? merges_none(p, m) : -1;
+    if (none < 0)
+        ok = 0;
+    if (none == 1) {
+        m->n_gs = ns;
+        m->gs_prefix = malloc((ns + 1) * sizeof *m->gs_prefix);
+        m->gs_frame = malloc((ns + 1) * sizeof *m->gs_frame);
+        if (!m->gs_prefix || !m->gs_frame) {
+            pc_merged_free(m);
+            return -1;
+        }
+        if (ns)
+            memcpy(m->gs_prefix, p->stack.prefix, ns * sizeof *m->gs_prefix);
+        for (size_t s = 0; s < ns; s++)
+            m->gs_frame[s] = m->gf_of_frame[p->stack.frame[s]];
+        return 0;
+    }
     /* Model stacks come parents first, so each prefix is mapped already. */
     pc_stree tree;
     pc_stree_init(&tree);
+    /* Each model stack is visited once, parents first: a remembered
+     * child would rarely be asked for again, and its 4 bytes a node would
+     * add to the conversion's peak, beside the model's stacks and the
+     * map. */
+    tree.lean = 1;
+    m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
+    if (!m->gs_of_stack)
+        ok = 0;
     for (size_t s = 0; ok && s < ns; s++) {
         uint32_t pre = p->stack.prefix[s];
         uint32_t gp = pre == PC_NONE ? PC_NONE : m->gs_of_stack[pre];

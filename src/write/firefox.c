@@ -99,7 +99,7 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
     for (size_t i = 0; i < p->sample.n; i++) {
         if (p->sample.stack[i] == PC_NONE)
             continue;
-        for (uint32_t g = m->gs_of_stack[p->sample.stack[i]];
+        for (uint32_t g = pc_gs_of(m, p->sample.stack[i]);
              g != PC_NONE && u->stack_idx[g] == PC_NONE; g = m->gs_prefix[g]) {
             u->stack_idx[g] = 0;
             u->stacks[u->n_stacks++] = g;
@@ -108,7 +108,7 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
     for (size_t i = 0; i < p->heap.n; i++) {
         if (p->heap.stack[i] == PC_NONE)
             continue;
-        for (uint32_t g = m->gs_of_stack[p->heap.stack[i]];
+        for (uint32_t g = pc_gs_of(m, p->heap.stack[i]);
              g != PC_NONE && u->stack_idx[g] == PC_NONE; g = m->gs_prefix[g]) {
             u->stack_idx[g] = 0;
             u->stacks[u->n_stacks++] = g;
@@ -455,7 +455,7 @@ static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
         if (track_has(p, k, i))
             write_index_or_null(w, p->sample.stack[i] == PC_NONE
                                        ? PC_NONE
-                                       : u->stack_idx[m->gs_of_stack[p->sample.stack[i]]]);
+                                       : u->stack_idx[pc_gs_of(m, p->sample.stack[i])]);
     jw_arr_end(w);
     /* Deltas are short numbers and exact: times come from integers. */
     jw_key(w, "timeDeltas");
@@ -694,7 +694,7 @@ static void write_heap_samples(jw *w, const pc_profile *p, const pc_merged *m, c
     for (size_t j = 0; j < k->hn; j++)
         if (h->delta[rows[j]]) {
             uint32_t st = p->heap.stack[rows[j]];
-            write_index_or_null(w, st == PC_NONE ? PC_NONE : u->stack_idx[m->gs_of_stack[st]]);
+            write_index_or_null(w, st == PC_NONE ? PC_NONE : u->stack_idx[pc_gs_of(m, st)]);
         }
     jw_arr_end(w);
     jw_key(w, "timeDeltas");

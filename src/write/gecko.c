@@ -83,7 +83,7 @@ static void local_collect(local *l, const pc_profile *p, const pc_merged *m,
         uint32_t s = p->sample.stack[i];
         if (s == PC_NONE)
             continue;
-        for (uint32_t g = m->gs_of_stack[s];
+        for (uint32_t g = pc_gs_of(m, s);
              g != PC_NONE && l->stack_stamp[g] != stamp; g = m->gs_prefix[g]) {
             l->stack_stamp[g] = stamp;
             l->stacks[l->n_stacks++] = g;
@@ -249,7 +249,7 @@ static void write_thread(jw *w, const pc_profile *p, const pc_merged *m,
         if (s == PC_NONE)
             jw_null(w);
         else
-            jw_uint(w, l->stack_idx[m->gs_of_stack[s]]);
+            jw_uint(w, l->stack_idx[pc_gs_of(m, s)]);
         jw_ms(w, p->sample.time[i] - start);
         jw_int(w, 0);
         jw_arr_end(w);

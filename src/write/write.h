@@ -32,10 +32,17 @@ typedef struct pc_merged {
     uint32_t *gf_line;              /* source line, 0: unknown */
     uint8_t *gf_cat, *gf_sub;
     size_t n_gf;
-    uint32_t *gs_of_stack;          /* model stack -> merged stack */
+    /* model stack -> merged stack; NULL when each model stack is a merged
+     * stack of its own, with the same id (read it with pc_gs_of) */
+    uint32_t *gs_of_stack;
     uint32_t *gs_prefix, *gs_frame;
     size_t n_gs;
 } pc_merged;
+
+static inline uint32_t pc_gs_of(const pc_merged *m, uint32_t stack)
+{
+    return m->gs_of_stack ? m->gs_of_stack[stack] : stack;
+}
 
 int pc_merge(const pc_profile *p, pc_merged *m);
 void pc_merged_free(pc_merged *m);

@@ -1,0 +1,99 @@
+/* Frames merged for the Firefox formats (pc_merge): model frames of one
+ * function at different addresses become one frame, and stacks over them
+ * one stack.  Only when two stacks of one prefix have frames that merge
+ * is there a second tree and a map from model to merged stacks; else each
+ * model stack is its own merged stack. */
+#include <stdlib.h>
+
+#include "model/model.h"
+#include "t.h"
+#include "write/write.h"
+
+/* Two functions; `same` gives the second frame of f the first's
+ * function, so that they merge. */
+static pc_profile *two_paths(int same)
+{
+    pc_profile *p = pc_profile_new();
+    uint32_t res = pc_resource(p, pc_intern_cstr(p, "libx.so"));
+    uint32_t f = pc_func(p, pc_intern_cstr(p, "f"), res);
+    uint32_t g = pc_func(p, pc_intern_cstr(p, "g"), res);
+    uint32_t h = pc_func(p, pc_intern_cstr(p, "h"), res);
+    uint32_t f1 = pc_add_frame(p, f, 0x100, PC_CAT_OTHER, PC_EXEC_NATIVE);
+    uint32_t f2 = pc_add_frame(p, same ? f : h, 0x104, PC_CAT_OTHER, PC_EXEC_NATIVE);
+    uint32_t g1 = pc_add_frame(p, g, 0x200, PC_CAT_OTHER, PC_EXEC_NATIVE);
+    /* s0 f@100, s1 f@100>g, s2 f@104 (or h), s3 f@104>g (or h>g) */
+    uint32_t s0 = pc_stack(p, PC_NONE, f1), s1 = pc_stack(p, s0, g1);
+    uint32_t s2 = pc_stack(p, PC_NONE, f2), s3 = pc_stack(p, s2, g1);
+    uint32_t t = pc_add_thread(p, 1, 1, pc_intern_cstr(p, "main"));
+    pc_add_sample(p, t, 10, s1, 1, 0, PC_NO_CPU);
+    pc_add_sample(p, t, 20, s3, 1, 0, PC_NO_CPU);
+    return p;
+}
+
+TEST(merge_without_merging_keeps_stack_ids)
+{
+    pc_profile *p = two_paths(0);
+    pc_merged m;
+    T_EQ_INT(pc_merge(p, &m), 0);
+    T_CHECK(m.gs_of_stack == NULL);
+    T_EQ_INT(m.n_gs, 4);
+    T_EQ_INT(m.n_gf, 3);
+    for (uint32_t s = 0; s < 4; s++) {
+        T_EQ_INT(pc_gs_of(&m, s), s);
+        T_EQ_INT(m.gs_prefix[s], p->stack.prefix[s]);
+        T_EQ_INT(m.gs_frame[s], m.gf_of_frame[p->stack.frame[s]]);
+    }
+    pc_merged_free(&m);
+    pc_profile_free(p);
+}
+
+TEST(merge_of_two_addresses_maps_every_stack)
+{
+    pc_profile *p = two_paths(1);
+    pc_merged m;
+    T_EQ_INT(pc_merge(p, &m), 0);
+    /* The first two stacks were their own before the third merged. */
+    T_CHECK(m.gs_of_stack != NULL);
+    T_EQ_INT(m.n_gs, 2);
+    T_EQ_INT(m.n_gf, 2);
+    T_EQ_INT(pc_gs_of(&m, 0), 0);
+    T_EQ_INT(pc_gs_of(&m, 1), 1);
+    T_EQ_INT(pc_gs_of(&m, 2), 0);
+    T_EQ_INT(pc_gs_of(&m, 3), 1);
+    T_EQ_INT(m.gs_prefix[1], 0);
+    T_EQ_INT(m.gs_prefix[0], PC_NONE);
+    pc_merged_free(&m);
+    pc_profile_free(p);
+}
+
+/* One function at two addresses under different callers merges frames
+ * but no stacks; under one caller, deeper than the roots, it merges both. */
+TEST(merge_decides_by_siblings)
+{
+    for (int siblings = 0; siblings < 2; siblings++) {
+        pc_profile *p = pc_profile_new();
+        uint32_t res = pc_resource(p, pc_intern_cstr(p, "libx.so"));
+        uint32_t fa = pc_func(p, pc_intern_cstr(p, "a"), res);
+        uint32_t fb = pc_func(p, pc_intern_cstr(p, "b"), res);
+        uint32_t fc = pc_func(p, pc_intern_cstr(p, "c"), res);
+        uint32_t a = pc_add_frame(p, fa, 0x10, PC_CAT_OTHER, PC_EXEC_NATIVE);
+        uint32_t b = pc_add_frame(p, fb, 0x20, PC_CAT_OTHER, PC_EXEC_NATIVE);
+        uint32_t c1 = pc_add_frame(p, fc, 0x30, PC_CAT_OTHER, PC_EXEC_NATIVE);
+        uint32_t c2 = pc_add_frame(p, fc, 0x34, PC_CAT_OTHER, PC_EXEC_NATIVE);
+        /* a>b>c@30 and a>c@34 (apart), or a>b>c@30 and a>b>c@34 */
+        uint32_t sa = pc_stack(p, PC_NONE, a), sb = pc_stack(p, sa, b);
+        uint32_t x = pc_stack(p, sb, c1);
+        uint32_t y = pc_stack(p, siblings ? sb : sa, c2);
+        pc_merged m;
+        T_EQ_INT(pc_merge(p, &m), 0);
+        T_EQ_INT(m.n_gf, 3);
+        T_EQ_INT(m.n_gs, siblings ? 3 : 4);
+        T_CHECK(siblings ? m.gs_of_stack != NULL : m.gs_of_stack == NULL);
+        T_EQ_INT(pc_gs_of(&m, x), 2);
+        T_EQ_INT(pc_gs_of(&m, y), siblings ? 2 : 3);
+        T_EQ_INT(m.gs_frame[pc_gs_of(&m, y)], m.gf_of_frame[c1]);
+        T_EQ_INT(m.gs_prefix[pc_gs_of(&m, y)], siblings ? pc_gs_of(&m, sb) : pc_gs_of(&m, sa));
+        pc_merged_free(&m);
+        pc_profile_free(p);
+    }
+}
