@@ -568,7 +568,15 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
         return 0;
     }
     int partial = 0;
-    for (uint32_t k = (uint32_t)pc_depth_cut(r->p, c->n_frames); k < c->n_frames; k++) {
+    uint32_t cut = (uint32_t)pc_depth_cut(r->p, c->n_frames);
+    if (pc_grow(&r->chain, &r->chain_cap, c->n_frames - cut + 1, sizeof *r->chain, 64) < 0) {
+        r->p->oom = 1;
+        return -1;
+    }
+    /* The frames first, then the stack-tree steps: a frame's lookups do
+     * not depend on each other, so their cache misses overlap, where
+     * between two steps each would wait for the one before. */
+    for (uint32_t k = cut; k < c->n_frames; k++) {
         uint64_t fiid = t->pool[c->frame0 + k], ref = 0;
         int why = UNDEF_NONE;
         uint32_t f = frame_of(r, s, fiid, &why, &ref);
@@ -586,8 +594,10 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
                 r->undef.ref = ref;
             }
         }
-        stack = pc_stack(r->p, stack, f);
+        r->chain[k - cut] = f;
     }
+    for (uint32_t k = cut; k < c->n_frames; k++)
+        stack = pc_stack(r->p, stack, r->chain[k - cut]);
     if (r->p->oom)
         return -1;
     /* A stack with something missing is resolved again each time, so that
