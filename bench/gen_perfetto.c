@@ -448,14 +448,19 @@ static void put_interned(pb_buf *b)
 
 /* ---- Common packets ---- */
 
-enum { CLK_MONOTONIC = 3, CLK_MONO_COARSE = 4, CLK_MONO_RAW = 5, CLK_BOOTTIME = 6 };
+enum { CLK_REALTIME = 1, CLK_MONOTONIC = 3, CLK_MONO_COARSE = 4, CLK_MONO_RAW = 5,
+       CLK_BOOTTIME = 6 };
 #define BOOT_AHEAD 3500000000ULL   /* suspended time: BOOTTIME runs ahead */
+/* The wall clock when MONOTONIC was 0, as traced's snapshots carry it:
+ * 2026-11-20 09:00 UTC, less the generator's starting time. */
+#define WALL_AT_BOOT (1795165200000000000ULL - 600000000000000ULL)
 
 static void snapshot(pb_buf *b, uint64_t mono)
 {
-    uint32_t ids[] = {CLK_BOOTTIME, CLK_MONOTONIC, CLK_MONO_COARSE, CLK_MONO_RAW};
-    uint64_t ts[] = {mono + BOOT_AHEAD, mono, mono - mono % 4000000, mono - 1234567};
-    pfe_clock_snapshot(b, ids, ts, 4);
+    uint32_t ids[] = {CLK_BOOTTIME, CLK_REALTIME, CLK_MONOTONIC, CLK_MONO_COARSE, CLK_MONO_RAW};
+    uint64_t ts[] = {mono + BOOT_AHEAD, mono + WALL_AT_BOOT, mono, mono - mono % 4000000,
+                     mono - 1234567};
+    pfe_clock_snapshot(b, ids, ts, 5);
 }
 
 static void process_tree(pb_buf *b, const opts *o)

@@ -9,18 +9,22 @@
 #include "t.h"
 #include "write/write.h"
 
-/* Two functions; `same` gives the second frame of f the first's
- * function, so that they merge. */
+/* A frame of function `func` in libx.so at addr. */
+static uint32_t frame_at(pc_profile *p, const char *func, uint64_t addr)
+{
+    uint32_t res = pc_resource(p, pc_intern_cstr(p, "libx.so"));
+    return pc_add_frame(p, pc_func(p, pc_intern_cstr(p, func), res), addr, PC_CAT_OTHER,
+                        PC_EXEC_NATIVE);
+}
+
+/* `same` gives the second frame f's function (else h's), so that it
+ * merges with the first. */
 static pc_profile *two_paths(int same)
 {
     pc_profile *p = pc_profile_new();
-    uint32_t res = pc_resource(p, pc_intern_cstr(p, "libx.so"));
-    uint32_t f = pc_func(p, pc_intern_cstr(p, "f"), res);
-    uint32_t g = pc_func(p, pc_intern_cstr(p, "g"), res);
-    uint32_t h = pc_func(p, pc_intern_cstr(p, "h"), res);
-    uint32_t f1 = pc_add_frame(p, f, 0x100, PC_CAT_OTHER, PC_EXEC_NATIVE);
-    uint32_t f2 = pc_add_frame(p, same ? f : h, 0x104, PC_CAT_OTHER, PC_EXEC_NATIVE);
-    uint32_t g1 = pc_add_frame(p, g, 0x200, PC_CAT_OTHER, PC_EXEC_NATIVE);
+    uint32_t f1 = frame_at(p, "f", 0x100);
+    uint32_t f2 = frame_at(p, same ? "f" : "h", 0x104);
+    uint32_t g1 = frame_at(p, "g", 0x200);
     /* s0 f@100, s1 f@100>g, s2 f@104 (or h), s3 f@104>g (or h>g) */
     uint32_t s0 = pc_stack(p, PC_NONE, f1), s1 = pc_stack(p, s0, g1);
     uint32_t s2 = pc_stack(p, PC_NONE, f2), s3 = pc_stack(p, s2, g1);
@@ -72,14 +76,8 @@ TEST(merge_decides_by_siblings)
 {
     for (int siblings = 0; siblings < 2; siblings++) {
         pc_profile *p = pc_profile_new();
-        uint32_t res = pc_resource(p, pc_intern_cstr(p, "libx.so"));
-        uint32_t fa = pc_func(p, pc_intern_cstr(p, "a"), res);
-        uint32_t fb = pc_func(p, pc_intern_cstr(p, "b"), res);
-        uint32_t fc = pc_func(p, pc_intern_cstr(p, "c"), res);
-        uint32_t a = pc_add_frame(p, fa, 0x10, PC_CAT_OTHER, PC_EXEC_NATIVE);
-        uint32_t b = pc_add_frame(p, fb, 0x20, PC_CAT_OTHER, PC_EXEC_NATIVE);
-        uint32_t c1 = pc_add_frame(p, fc, 0x30, PC_CAT_OTHER, PC_EXEC_NATIVE);
-        uint32_t c2 = pc_add_frame(p, fc, 0x34, PC_CAT_OTHER, PC_EXEC_NATIVE);
+        uint32_t a = frame_at(p, "a", 0x10), b = frame_at(p, "b", 0x20);
+        uint32_t c1 = frame_at(p, "c", 0x30), c2 = frame_at(p, "c", 0x34);
         /* a>b>c@30 and a>c@34 (apart), or a>b>c@30 and a>b>c@34 */
         uint32_t sa = pc_stack(p, PC_NONE, a), sb = pc_stack(p, sa, b);
         uint32_t x = pc_stack(p, sb, c1);
