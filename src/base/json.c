@@ -217,11 +217,48 @@ void jw_slabs_free(jw_slabs *sl)
             sink_abort(sl->v[k].json);
     }
     free(sl->v);
+    free(sl->off);
+    free(sl->want);
+    free(sl->want_type);
     memset(sl, 0, sizeof *sl);
 }
 
+void jw_slabs_pad(jw_slabs *sl, uint64_t at)
+{
+    static const uint8_t zeros[16] = {0};
+    if (sl->pos > at) {
+        sl->differ = 1;
+        return;
+    }
+    while (sl->pos < at) {
+        size_t k = at - sl->pos < sizeof zeros ? (size_t)(at - sl->pos) : sizeof zeros;
+        sink_write(sl->out, zeros, k);
+        sl->pos += k;
+    }
+}
+
+void jw_slabs_flush(jw_slabs *sl)
+{
+    while (sl->next < sl->n && sl->v[sl->next].done) {
+        jw_slab *x = &sl->v[sl->next];
+        if (!x->direct) {
+            jw_slabs_pad(sl, sl->off[sl->next]);
+            if (x->len)
+                sink_write(sl->out, x->data, x->len);
+            sl->pos += x->len;
+            free(x->data);
+            x->data = NULL;
+            x->cap = 0;
+        }
+        if (x->len != sl->want[sl->next])
+            sl->differ = 1;
+        sl->next++;
+    }
+}
+
 /* A new slab of type, referenced at the current place; -1 when out of
- * memory (latched). */
+ * memory (latched).  Its number is the order slabs begin in, the same in
+ * both passes. */
 static long slab_new(jw *w, uint32_t type)
 {
     jw_slabs *sl = w->slabs;
@@ -232,6 +269,8 @@ static long slab_new(jw *w, uint32_t type)
     long k = (long)sl->n++;
     memset(&sl->v[k], 0, sizeof sl->v[k]);
     sl->v[k].type = type;
+    if (sl->pass == 2 && ((size_t)k >= sl->n_want || sl->want_type[k] != type))
+        sl->differ = 1;
     char ref[40];
     snprintf(ref, sizeof ref, "{\"$s\":%ld}", k);
     jw_raw(w, ref);
@@ -242,6 +281,16 @@ static void slab_put(jw *w, const void *b, size_t n)
 {
     jw_slabs *sl = w->slabs;
     jw_slab *x = &sl->v[w->col];
+    if (sl->pass == 1) {
+        x->len += n;
+        return;
+    }
+    if (x->direct) {
+        sink_write(sl->out, b, n);
+        sl->pos += n;
+        x->len += n;
+        return;
+    }
     if (x->cap - x->len < n &&
         pc_grow(&x->data, &x->cap, x->len + n, 1, 4096) < 0) {
         sl->oom = 1;
@@ -258,7 +307,13 @@ void jw_col_begin(jw *w, int type)
         jw_arr(w);
         return;
     }
+    jw_slabs *sl = w->slabs;
     w->col = slab_new(w, (uint32_t)type);
+    /* Nothing before it waits: it goes out as it is made. */
+    if (w->col >= 0 && sl->pass == 2 && sl->next == (size_t)w->col && !sl->differ) {
+        jw_slabs_pad(sl, sl->off[w->col]);
+        sl->v[w->col].direct = 1;
+    }
 }
 
 /* Little-endian, as the container is. */
@@ -315,10 +370,16 @@ void jw_col_ms_signed(jw *w, int64_t ns)
 
 void jw_col_end(jw *w)
 {
-    if (!w->slabs)
+    if (!w->slabs) {
         jw_arr_end(w);
-    else
-        w->col = -1;
+        return;
+    }
+    if (w->col >= 0) {
+        w->slabs->v[w->col].done = 1;
+        if (w->slabs->pass == 2)
+            jw_slabs_flush(w->slabs);
+    }
+    w->col = -1;
 }
 
 void jw_sub_begin(jw *w)
@@ -327,7 +388,10 @@ void jw_sub_begin(jw *w)
         return;
     long k = slab_new(w, JW_SLAB_JSON);
     pc_error err;
-    if (k < 0 || sink_open_memory(&w->slabs->v[k].json, 0, &err) != PC_OK) {
+    int st = k < 0 ? PC_ENOMEM
+             : w->slabs->pass == 1 ? sink_open_count(&w->slabs->v[k].json, &err)
+                                   : sink_open_memory(&w->slabs->v[k].json, 0, &err);
+    if (st != PC_OK) {
         w->slabs->oom = 1;
         return;
     }
@@ -350,14 +414,21 @@ void jw_sub_end(jw *w)
     pc_error err;
     unsigned char *data = NULL;
     size_t size = 0;
-    if (sink_finish(x->json, &data, &size, &err) != PC_OK)
+    if (w->slabs->pass == 1) {
+        size = (size_t)sink_bytes(x->json);
+        sink_abort(x->json);
+    } else if (sink_finish(x->json, &data, &size, &err) != PC_OK) {
         w->slabs->oom = 1;
+    }
     x->json = NULL;
     x->data = data;
     x->len = x->cap = size;
+    x->done = 1;
     w->s = w->outer.s;
     w->depth = w->outer.depth;
     w->after_key = w->outer.after_key;
     memcpy(w->need_comma, w->outer.need_comma, sizeof w->need_comma);
     w->outer.slab = -1;
+    if (w->slabs->pass == 2)
+        jw_slabs_flush(w->slabs);
 }

@@ -25,18 +25,42 @@ enum jw_slab_type { JW_SLAB_U8 = 1, JW_SLAB_I32 = 4, JW_SLAB_F64 = 7, JW_SLAB_JS
 
 typedef struct jw_slab {
     uint32_t type;
-    unsigned char *data;
+    unsigned char *data;  /* bytes that wait to be written */
     size_t len, cap;
-    pc_sink *json;    /* a JSON slab being written */
+    pc_sink *json;        /* a JSON slab being written */
+    uint8_t done;         /* complete */
+    uint8_t direct;       /* written to out as it is made */
 } jw_slab;
 
+/* A document with slabs is made twice.  The first pass (pass 1) only
+ * measures each slab; the container's writer then places them (off:
+ * where each goes, want: its length) and writes its index, and the
+ * second pass (pass 2) writes each slab to out as soon as it and every
+ * slab before it are complete: a column no JSON piece encloses goes out
+ * as it is made, and only a piece's columns wait, until the piece ends.
+ * So the container never has to be held whole in memory. */
 typedef struct jw_slabs {
     jw_slab *v;
     size_t n, cap;
     int oom;          /* latched: a slab could not grow */
+    int pass;         /* 1 or 2 */
+    pc_sink *out;     /* pass 2: the file */
+    uint64_t *off, *want;  /* pass 2: by slab, from pass 1 */
+    uint32_t *want_type;
+    size_t n_want;
+    size_t next;      /* pass 2: the first slab not yet written */
+    uint64_t pos;     /* pass 2: bytes written to out */
+    int differ;       /* pass 2 made other slabs than pass 1 measured */
 } jw_slabs;
 
 void jw_slabs_free(jw_slabs *sl);
+
+/* Pass 2: writes every complete slab that nothing before it holds up, at
+ * its place (zeros before it, as alignment asks). */
+void jw_slabs_flush(jw_slabs *sl);
+
+/* Pass 2: zeros up to offset at, or differ when out is past it. */
+void jw_slabs_pad(jw_slabs *sl, uint64_t at);
 
 typedef struct jw {
     pc_sink *s;

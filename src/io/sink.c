@@ -36,6 +36,7 @@ struct pc_sink {
     char msg[512];
     uint64_t flushed;  /* uncompressed bytes handed on so far */
     int partial;       /* slot of tmp among the partial outputs, or -1 */
+    int discard;       /* a counting sink: bytes are dropped */
 };
 
 static void fail_errno(pc_sink *s, int status, const char *what)
@@ -50,7 +51,7 @@ static void emit(pc_sink *s, const uint8_t *p, size_t n)
 {
     /* An empty output (folded stacks of no sample) writes nothing, and a
      * memory sink has no buffer to point into yet. */
-    if (s->failed || n == 0)
+    if (s->failed || n == 0 || s->discard)
         return;
     if (s->fd < 0) {
         if (s->mem_cap - s->mem_len < n) {
@@ -209,6 +210,14 @@ static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
 int sink_open_memory(pc_sink **out, int gzip_level, pc_error *err)
 {
     return make(out, "<memory>", gzip_level, err);
+}
+
+int sink_open_count(pc_sink **out, pc_error *err)
+{
+    int st = make(out, "<count>", 0, err);
+    if (st == PC_OK)
+        (*out)->discard = 1;
+    return st;
 }
 
 int sink_open_file(pc_sink **out, const char *path, int gzip_level,

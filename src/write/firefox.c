@@ -841,6 +841,124 @@ uint64_t pc_fx_json_estimate(const pc_profile *p)
     return n;
 }
 
+/* What the document is made of, for each pass over it (a JSLB container
+ * makes it twice, see jw_slabs). */
+typedef struct doc_in {
+    const pc_profile *p;
+    const pc_fx_meta *fm;
+    const pc_merged *m;
+    const used *u;
+    const heap_series *hs;
+    const track *tracks;
+    size_t n_tracks;
+    const uint32_t *main_of, *owner, *mperm;
+    const size_t *mfirst;
+    const uint64_t *proc_start, *first, *last;
+    uint64_t start;
+    int weighted;
+} doc_in;
+
+/* Writes the document to doc, its columns and JSON pieces to slabs when
+ * given.  0, or -1 when out of memory. */
+static int write_doc(const doc_in *d, pc_sink *doc, jw_slabs *slabs)
+{
+    const pc_profile *p = d->p;
+    const pc_merged *m = d->m;
+    const used *u = d->u;
+    const heap_series *hs = d->hs;
+    const track *tracks = d->tracks;
+    size_t n_tracks = d->n_tracks;
+    const uint32_t *main_of = d->main_of, *owner = d->owner, *mperm = d->mperm;
+    const size_t *mfirst = d->mfirst;
+    const uint64_t *proc_start = d->proc_start, *first = d->first, *last = d->last;
+    uint64_t start = d->start;
+    int weighted = d->weighted;
+    jw w;
+    int st = 0;
+    jw_init(&w, doc);
+    w.slabs = slabs;
+    jw_obj(&w);
+    pc_jw_fx_meta(&w, p, d->fm);
+    jw_key(&w, "libs");
+    jw_raw(&w, "[]");
+    write_shared(&w, p, m, u);
+    jw_key(&w, "threads");
+    jw_arr(&w);
+    for (size_t k = 0; k < n_tracks; k++) {
+        const track *tr = &tracks[k];
+        uint32_t t = tr->thread, mt = main_of[t];
+        char pid[24];
+        snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[t]);
+        /* Each thread is a JSON piece of its own in a JSLB file: the
+         * biggest thread, not all of them, meets the string limit. */
+        jw_sub_begin(&w);
+        jw_obj(&w);
+        jw_key(&w, "name");
+        jw_str_begin(&w);
+        if (tr->heap != PC_NONE) {
+            const char *what = pc_heap_what(p, tr->heap);
+            jw_str_part(&w, pc_str(&p->str, tr->heap), pc_str_len(&p->str, tr->heap));
+            jw_str_part(&w, " (", 2);
+            jw_str_part(&w, what, strlen(what));
+            jw_str_part(&w, " bytes)", 7);
+        } else {
+            jw_str_part(&w, pc_str(&p->str, p->thread.name[t]),
+                        pc_str_len(&p->str, p->thread.name[t]));
+        }
+        if (tr->off)
+            jw_str_part(&w, " (off-CPU)", 10);
+        jw_str_end(&w);
+        jw_key(&w, "isMainThread");
+        jw_bool(&w, tr->tid == p->thread.pid[t] && !tr->off);
+        jw_key(&w, "processType");
+        jw_cstr(&w, p->thread.diff[t] ? "comparison" : "default");
+        uint32_t pname = pc_process_label(p, t, mt);
+        if (pname != PC_NONE) {
+            jw_key(&w, "processName");
+            pc_jw_str_id(&w, p, pname);
+        }
+        jw_key(&w, "pid");
+        jw_cstr(&w, pid);
+        jw_key(&w, "tid");
+        jw_int(&w, tr->tid);
+        jw_key(&w, "processStartupTime");
+        jw_ms(&w, proc_start[t] == UINT64_MAX ? 0 : proc_start[t] - start);
+        jw_key(&w, "processShutdownTime");
+        jw_null(&w);
+        jw_key(&w, "registerTime");
+        jw_ms(&w, first[t] == UINT64_MAX ? 0 : first[t] - start);
+        jw_key(&w, "unregisterTime");
+        if (first[t] == UINT64_MAX)
+            jw_null(&w);
+        else
+            jw_ms(&w, last[t] - start);
+        jw_key(&w, "pausedRanges");
+        jw_raw(&w, "[]");
+        if (tr->heap != PC_NONE) {
+            write_heap_samples(&w, p, m, u, tr, hs, start);
+        } else {
+            write_samples(&w, p, m, u, tr, start, weighted);
+            /* Markers stay with the thread's first track. */
+            write_markers(&w, p, u, mperm + mfirst[t],
+                          tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
+        }
+        jw_obj_end(&w);
+        jw_sub_end(&w);
+    }
+    jw_arr_end(&w);
+    if (p->heap.n || p->counter.n) {
+        jw_key(&w, "counters");
+        jw_arr(&w);
+        write_counters(&w, p, tracks, n_tracks, hs, start);
+        if (pc_fx_event_counters(&w, p, owner, start) < 0)
+            st = -1;
+        jw_arr_end(&w);
+    }
+    jw_obj_end(&w);
+    sink_write(doc, "\n", 1);
+    return st;
+}
+
 int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
                      pc_error *err)
 {
@@ -962,116 +1080,40 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
             selected = k;
     pc_fx_meta fm = {0, main_of, focus, title, visible, n_tracks, selected};
 
-    uint64_t start = pc_fx_zero(p);
-    int weighted = time_weighted(p);
-    /* In a JSLB container the document is written to memory, its columns
-     * to slabs, and the whole put together at the end. */
-    int slabs = o->container == PC_CONTAINER_JSLB;
-    pc_sink *doc = s;
+    doc_in d = {p, &fm, &m, &u, &hs, tracks, n_tracks, main_of, owner, mperm, mfirst,
+                proc_start, first, last, pc_fx_zero(p), time_weighted(p)};
     jw_slabs sl = {0};
-    if (slabs && sink_open_memory(&doc, 0, err) != PC_OK) {
-        free(owner);
-        free(counted);
-        st = err->status;
-        goto done;
-    }
-    jw w;
-    jw_init(&w, doc);
-    if (slabs)
-        w.slabs = &sl;
-    jw_obj(&w);
-    pc_jw_fx_meta(&w, p, &fm);
-    jw_key(&w, "libs");
-    jw_raw(&w, "[]");
-    write_shared(&w, p, &m, &u);
-    jw_key(&w, "threads");
-    jw_arr(&w);
-    for (size_t k = 0; k < n_tracks; k++) {
-        const track *tr = &tracks[k];
-        uint32_t t = tr->thread, mt = main_of[t];
-        char pid[24];
-        snprintf(pid, sizeof pid, "%lld", (long long)p->thread.pid[t]);
-        /* Each thread is a JSON piece of its own in a JSLB file: the
-         * biggest thread, not all of them, meets the string limit. */
-        jw_sub_begin(&w);
-        jw_obj(&w);
-        jw_key(&w, "name");
-        jw_str_begin(&w);
-        if (tr->heap != PC_NONE) {
-            const char *what = pc_heap_what(p, tr->heap);
-            jw_str_part(&w, pc_str(&p->str, tr->heap), pc_str_len(&p->str, tr->heap));
-            jw_str_part(&w, " (", 2);
-            jw_str_part(&w, what, strlen(what));
-            jw_str_part(&w, " bytes)", 7);
-        } else {
-            jw_str_part(&w, pc_str(&p->str, p->thread.name[t]),
-                        pc_str_len(&p->str, p->thread.name[t]));
-        }
-        if (tr->off)
-            jw_str_part(&w, " (off-CPU)", 10);
-        jw_str_end(&w);
-        jw_key(&w, "isMainThread");
-        jw_bool(&w, tr->tid == p->thread.pid[t] && !tr->off);
-        jw_key(&w, "processType");
-        jw_cstr(&w, p->thread.diff[t] ? "comparison" : "default");
-        uint32_t pname = pc_process_label(p, t, mt);
-        if (pname != PC_NONE) {
-            jw_key(&w, "processName");
-            pc_jw_str_id(&w, p, pname);
-        }
-        jw_key(&w, "pid");
-        jw_cstr(&w, pid);
-        jw_key(&w, "tid");
-        jw_int(&w, tr->tid);
-        jw_key(&w, "processStartupTime");
-        jw_ms(&w, proc_start[t] == UINT64_MAX ? 0 : proc_start[t] - start);
-        jw_key(&w, "processShutdownTime");
-        jw_null(&w);
-        jw_key(&w, "registerTime");
-        jw_ms(&w, first[t] == UINT64_MAX ? 0 : first[t] - start);
-        jw_key(&w, "unregisterTime");
-        if (first[t] == UINT64_MAX)
-            jw_null(&w);
-        else
-            jw_ms(&w, last[t] - start);
-        jw_key(&w, "pausedRanges");
-        jw_raw(&w, "[]");
-        if (tr->heap != PC_NONE) {
-            write_heap_samples(&w, p, &m, &u, tr, &hs, start);
-        } else {
-            write_samples(&w, p, &m, &u, tr, start, weighted);
-            /* Markers stay with the thread's first track. */
-            write_markers(&w, p, &u, mperm + mfirst[t],
-                          tr->off ? 0 : mfirst[t + 1] - mfirst[t], start);
-        }
-        jw_obj_end(&w);
-        jw_sub_end(&w);
-    }
-    jw_arr_end(&w);
-    if (p->heap.n || p->counter.n) {
-        jw_key(&w, "counters");
-        jw_arr(&w);
-        write_counters(&w, p, tracks, n_tracks, &hs, start);
-        if (pc_fx_event_counters(&w, p, owner, start) < 0)
+    if (o->container != PC_CONTAINER_JSLB) {
+        if (write_doc(&d, s, NULL) < 0)
             st = pc_fail(err, PC_ENOMEM, "out of memory");
-        jw_arr_end(&w);
+    } else {
+        /* A JSLB container: the document is measured, then made again
+         * and written slab by slab, its root document last. */
+        pc_sink *doc = NULL;
+        unsigned char *data = NULL;
+        size_t size = 0;
+        sl.pass = 1;
+        st = sink_open_count(&doc, err);
+        if (st == PC_OK && write_doc(&d, doc, &sl) < 0)
+            st = pc_fail(err, PC_ENOMEM, "out of memory");
+        if (st == PC_OK)
+            st = pc_jslb_begin(&sl, (size_t)sink_bytes(doc), s, err);
+        sink_abort(doc);
+        doc = NULL;
+        if (st == PC_OK)
+            st = sink_open_memory(&doc, 0, err);
+        if (st == PC_OK && write_doc(&d, doc, &sl) < 0)
+            st = pc_fail(err, PC_ENOMEM, "out of memory");
+        if (doc && st != PC_OK)
+            sink_abort(doc);
+        else if (doc)
+            st = sink_finish(doc, &data, &size, err);
+        if (st == PC_OK)
+            st = pc_jslb_end(&sl, data, size, err);
+        free(data);
     }
     free(owner);
     free(counted);
-    jw_obj_end(&w);
-    sink_write(doc, "\n", 1);
-    if (slabs) {
-        unsigned char *data = NULL;
-        size_t size = 0;
-        int fin = sink_finish(doc, &data, &size, err);
-        if (st == PC_OK && fin != PC_OK)
-            st = fin;
-        if (st == PC_OK && sl.oom)
-            st = pc_fail(err, PC_ENOMEM, "out of memory");
-        if (st == PC_OK)
-            st = pc_jslb_write(&sl, data, size, s, err);
-        free(data);
-    }
     jw_slabs_free(&sl);
 done:
     free(ft.sorted);

@@ -11,6 +11,7 @@
  * All little-endian.  Types 0-9 are typed arrays (Int8 .. BigUint64),
  * 10 JSON, where {"$s": K} stands for slab K.  Offsets are 32-bit, so a
  * file holds at most 4 GiB. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -28,12 +29,12 @@ static void put_u32(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-int pc_jslb_write(const jw_slabs *sl, const unsigned char *root, size_t root_len,
-                  pc_sink *out, pc_error *err)
+int pc_jslb_begin(jw_slabs *sl, size_t root_len, pc_sink *out, pc_error *err)
 {
     static const uint8_t magic[8] = {0xDC, 0xDF, 0x4A, 0x53, 0x4C, 0x42, 0x01, 0x00};
     size_t n = sl->n + 1;
-    uint64_t pos = 20 + 12 * (uint64_t)n;
+    if (sl->oom)
+        return pc_fail(err, PC_ENOMEM, "out of memory");
     /* A JSON piece is read into one string too: one past what a browser
      * holds makes the file as unreadable as the JSON would be. */
     for (size_t k = 0; k < n; k++) {
@@ -45,16 +46,31 @@ int pc_jslb_write(const jw_slabs *sl, const unsigned char *root, size_t root_len
                            "options.time_end", (double)len / (1 << 20),
                            (double)PC_JSON_LIMIT / (1 << 20));
     }
-    /* Where the slabs go, checked before anything is written. */
-    for (size_t k = 0; k < n; k++) {
-        size_t a = elem_size(k < sl->n ? sl->v[k].type : JW_SLAB_JSON);
-        pos = (pos + a - 1) / a * a + (k < sl->n ? sl->v[k].len : root_len);
+    uint64_t *off = malloc(n * sizeof *off), *want = malloc(n * sizeof *want);
+    uint32_t *type = malloc(n * sizeof *type);
+    if (!off || !want || !type) {
+        free(off);
+        free(want);
+        free(type);
+        return pc_fail(err, PC_ENOMEM, "out of memory");
     }
-    if (pos > UINT32_MAX)
+    /* Where the slabs go, checked before anything is written. */
+    uint64_t pos = 20 + 12 * (uint64_t)n;
+    for (size_t k = 0; k < n; k++) {
+        type[k] = k < sl->n ? sl->v[k].type : JW_SLAB_JSON;
+        want[k] = k < sl->n ? sl->v[k].len : root_len;
+        size_t a = elem_size(type[k]);
+        off[k] = (pos + a - 1) / a * a;
+        pos = off[k] + want[k];
+    }
+    if (pos > UINT32_MAX) {
+        free(off);
+        free(want);
+        free(type);
         return pc_fail(err, PC_EUSAGE, "the profile needs %.1f GiB even as a JSLB file, whose "
                        "offsets end at 4 GiB: keep less with options.tids, options.pids or "
                        "options.time_end", (double)pos / (1 << 30));
-    pos = 20 + 12 * (uint64_t)n;
+    }
     uint8_t head[20];
     memcpy(head, magic, 8);
     put_u32(head + 8, 1);
@@ -62,29 +78,34 @@ int pc_jslb_write(const jw_slabs *sl, const unsigned char *root, size_t root_len
     put_u32(head + 16, n - 1);
     sink_write(out, head, sizeof head);
     for (size_t k = 0; k < n; k++) {
-        uint32_t type = k < sl->n ? sl->v[k].type : JW_SLAB_JSON;
-        uint64_t len = k < sl->n ? sl->v[k].len : root_len;
-        size_t a = elem_size(type);
-        pos = (pos + a - 1) / a * a;
         uint8_t e[12];
-        put_u32(e, type);
-        put_u32(e + 4, pos);
-        put_u32(e + 8, len);
+        put_u32(e, type[k]);
+        put_u32(e + 4, off[k]);
+        put_u32(e + 8, want[k]);
         sink_write(out, e, sizeof e);
-        pos += len;
     }
-    static const uint8_t zeros[8] = {0};
-    pos = 20 + 12 * (uint64_t)n;
-    for (size_t k = 0; k < n; k++) {
-        uint32_t type = k < sl->n ? sl->v[k].type : JW_SLAB_JSON;
-        size_t a = elem_size(type), pad = (size_t)((a - pos % a) % a);
-        sink_write(out, zeros, pad);
-        pos += pad;
-        const unsigned char *d = k < sl->n ? sl->v[k].data : root;
-        size_t len = k < sl->n ? sl->v[k].len : root_len;
-        if (len)
-            sink_write(out, d, len);
-        pos += len;
-    }
+    /* The second pass starts from no slabs, in the same order. */
+    jw_slabs_free(sl);
+    sl->pass = 2;
+    sl->out = out;
+    sl->off = off;
+    sl->want = want;
+    sl->want_type = type;
+    sl->n_want = n - 1;
+    sl->pos = 20 + 12 * (uint64_t)n;
+    return PC_OK;
+}
+
+int pc_jslb_end(jw_slabs *sl, const unsigned char *root, size_t root_len, pc_error *err)
+{
+    if (sl->oom)
+        return pc_fail(err, PC_ENOMEM, "out of memory");
+    jw_slabs_flush(sl);
+    if (sl->differ || sl->n != sl->n_want || sl->next != sl->n || root_len != sl->want[sl->n])
+        return pc_fail(err, PC_EIO, "the JSLB file's second pass made other slabs than its "
+                       "first measured (%zu of %zu slabs)", sl->n, sl->n_want);
+    jw_slabs_pad(sl, sl->off[sl->n]);
+    if (root_len)
+        sink_write(sl->out, root, root_len);
     return PC_OK;
 }

@@ -116,11 +116,15 @@ uint64_t pc_heap_count(const pc_profile *p, size_t i);
  * big columns at their usual widths, from the model's sizes. */
 uint64_t pc_fx_json_estimate(const pc_profile *p);
 
-/* Writes a JSLB container (jslb.c) to out: the slabs of sl, then root,
- * the document's JSON, as the root slab.  PC_OK, or PC_EUSAGE when the
- * file would pass the container's 4 GiB. */
-int pc_jslb_write(const jw_slabs *sl, const unsigned char *root, size_t root_len,
-                  pc_sink *out, pc_error *err);
+/* A JSLB container (jslb.c) is written in two passes over the document
+ * (see jw_slabs).  After the first, which measured the slabs of sl and
+ * the root document's root_len bytes, pc_jslb_begin places them, writes
+ * the container's index to out and readies sl for the second; after the
+ * second, pc_jslb_end writes what still waits and then root, the root
+ * document.  PC_OK; PC_EUSAGE when the file would pass the container's
+ * 4 GiB or a JSON piece what a browser reads as one string; PC_ENOMEM. */
+int pc_jslb_begin(jw_slabs *sl, size_t root_len, pc_sink *out, pc_error *err);
+int pc_jslb_end(jw_slabs *sl, const unsigned char *root, size_t root_len, pc_error *err);
 
 /* A row of a counter track's tooltip: the value of source (the
  * profiler's CounterTooltipDataSource) in unit ("bytes", "number"),

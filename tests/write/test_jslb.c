@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
+#include "io/sink.h"
 #include "jsonmini.h"
 #include "t.h"
 #include "test_util.h"
+#include "write/write.h"
 
 static uint32_t u32(const unsigned char *p)
 {
@@ -252,6 +255,120 @@ static const char *const inputs[] = {
     "perfetto/synthetic/scale/small_perf.pftrace",
     "perfetto/difftests/stdlib/linux/LinuxTests.perf_sample_with_counters_view/trace.pb",
 };
+
+/* A document of slabs: a column outside any JSON piece, a piece holding a
+ * column, then a column of another width; with `more`, the last column
+ * has a value more. */
+static void slab_doc(jw_slabs *sl, pc_sink *doc, int more)
+{
+    jw w;
+    jw_init(&w, doc);
+    w.slabs = sl;
+    jw_obj(&w);
+    jw_key(&w, "a");
+    jw_col_begin(&w, JW_SLAB_U8);
+    for (int i = 0; i < 3; i++)
+        jw_col_int(&w, i);
+    jw_col_end(&w);
+    jw_key(&w, "t");
+    jw_sub_begin(&w);
+    jw_obj(&w);
+    jw_key(&w, "x");
+    jw_col_begin(&w, JW_SLAB_F64);
+    jw_col_ms(&w, 1500000);
+    jw_col_ms(&w, 2000000);
+    jw_col_end(&w);
+    jw_key(&w, "n");
+    jw_cstr(&w, "piece");
+    jw_obj_end(&w);
+    jw_sub_end(&w);
+    jw_key(&w, "b");
+    jw_col_begin(&w, JW_SLAB_I32);
+    for (int i = 0; i < 2 + more; i++)
+        jw_col_int(&w, -i);
+    jw_col_end(&w);
+    jw_obj_end(&w);
+}
+
+/* Both passes over slab_doc (the second with `more`): the container, or
+ * NULL with the error in err. */
+static unsigned char *two_passes(int more, size_t *n, jw_slabs *sl, pc_error *err)
+{
+    pc_sink *count, *out, *doc;
+    unsigned char *root = NULL, *file = NULL;
+    size_t root_len = 0;
+    memset(sl, 0, sizeof *sl);
+    sl->pass = 1;
+    if (sink_open_count(&count, err) != PC_OK)
+        return NULL;
+    slab_doc(sl, count, 0);
+    size_t measured = (size_t)sink_bytes(count);
+    sink_abort(count);
+    if (sink_open_memory(&out, 0, err) != PC_OK)
+        return NULL;
+    if (pc_jslb_begin(sl, measured, out, err) != PC_OK || sink_open_memory(&doc, 0, err) != PC_OK) {
+        sink_abort(out);
+        return NULL;
+    }
+    slab_doc(sl, doc, more);
+    int st = sink_finish(doc, &root, &root_len, err);
+    if (st == PC_OK)
+        st = pc_jslb_end(sl, root, root_len, err);
+    free(root);
+    if (st != PC_OK) {
+        sink_abort(out);
+        return NULL;
+    }
+    return sink_finish(out, &file, n, err) == PC_OK ? file : NULL;
+}
+
+/* A JSLB file is made in two passes: the first measures, the second
+ * writes each slab once nothing before it waits.  A column outside the
+ * JSON pieces goes out as it is made, one inside a piece after it; a
+ * second pass that differs from the first is an error, never a file. */
+TEST(jslb_two_passes)
+{
+    jw_slabs sl;
+    pc_error err;
+    size_t n = 0;
+    unsigned char *file = two_passes(0, &n, &sl, &err);
+    T_CHECK(file != NULL);
+    if (!file) {
+        jw_slabs_free(&sl);
+        return;
+    }
+    T_EQ_INT(sl.n, 4);
+    T_CHECK(sl.v[0].direct && !sl.v[1].direct && !sl.v[2].direct && sl.v[3].direct);
+    jw_slabs_free(&sl);
+    slabs c;
+    if (read_slabs(file, n, &c) == 0) {
+        T_EQ_INT(c.n, 5);
+        T_EQ_INT(c.root, 4);
+        jv *root = json_slab(&c, 4), *piece = json_slab(&c, 1);
+        T_EQ_INT(ref_of(j_get(root, "a")), 0);
+        T_EQ_INT(ref_of(j_get(root, "t")), 1);
+        T_EQ_INT(ref_of(j_get(root, "b")), 3);
+        T_EQ_INT(ref_of(j_get(piece, "x")), 2);
+        T_EQ_STR(j_str(j_get(piece, "n")), "piece");
+        T_EQ_INT(slab_type(&c, 0), 1);
+        T_EQ_INT(typed_len(&c, 0), 3);
+        T_CHECK(typed_at(&c, 0, 2) == 2);
+        T_EQ_INT(slab_type(&c, 2), 7);
+        T_CHECK(typed_at(&c, 2, 0) == 1.5 && typed_at(&c, 2, 1) == 2);
+        T_EQ_INT(slab_type(&c, 3), 4);
+        T_EQ_INT(typed_len(&c, 3), 2);
+        T_CHECK(typed_at(&c, 3, 1) == -1);
+        j_free(root);
+        j_free(piece);
+    }
+    free(file);
+
+    file = two_passes(1, &n, &sl, &err);
+    T_CHECK(file == NULL);
+    T_CHECK(strstr(err.message, "second pass") != NULL);
+    free(file);
+    jw_slabs_free(&sl);
+}
 
 TEST(jslb_columns_match_json)
 {
