@@ -45,6 +45,10 @@ pc_profile *fuzz_convert(const uint8_t *data, size_t size, int threads,
  * outputs are the same bytes; Firefox outputs must pass the validators.
  * Returns the output (malloc'd; *len its size), or NULL on failure. */
 unsigned char *fuzz_write(const pc_profile *p, int format, int gz, size_t *len);
+/* The same in a container (enum pc_container); a JSLB file is not
+ * validated. */
+unsigned char *fuzz_write_in(const pc_profile *p, int format, int gz, int container,
+                             size_t *len);
 /* Converts data with one thread and with two; aborts unless both give the
  * same profile (the same processed JSON) or both fail; then writes the
  * Gecko format and, with pprof, pprof too. */
