@@ -37,6 +37,7 @@ struct pc_sink {
     uint64_t flushed;  /* uncompressed bytes handed on so far */
     int partial;       /* slot of tmp among the partial outputs, or -1 */
     int discard;       /* a counting sink: bytes are dropped */
+    size_t buf_size;   /* BUF_SIZE, or less for a counting sink */
 };
 
 static void fail_errno(pc_sink *s, int status, const char *what)
@@ -117,7 +118,7 @@ static void flush(pc_sink *s, int finish)
 
 uint8_t *sink_reserve(pc_sink *s, size_t n)
 {
-    if (BUF_SIZE - s->len < n)
+    if (s->buf_size - s->len < n)
         flush(s, 0);
     return s->buf + s->len;
 }
@@ -131,9 +132,9 @@ void sink_write(pc_sink *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len) {
-        if (s->len == BUF_SIZE)
+        if (s->len == s->buf_size)
             flush(s, 0);
-        size_t k = BUF_SIZE - s->len;
+        size_t k = s->buf_size - s->len;
         if (k > len)
             k = len;
         memcpy(s->buf + s->len, p, k);
@@ -189,7 +190,8 @@ void pc_remove_partial_outputs(void)
 #define TMP_SUFFIX ".tmp-XXXXXX"
 #define TMP_EXTRA (sizeof "." TMP_SUFFIX - 1)
 
-static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
+static int make(pc_sink **out, const char *path, int gzip_level, size_t buf_size,
+                pc_error *err)
 {
     pc_sink *s = calloc(1, sizeof *s);
     if (!s)
@@ -197,7 +199,8 @@ static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
     s->fd = -1;
     s->partial = -1;
     s->path = strdup(path);
-    s->buf = malloc(BUF_SIZE);
+    s->buf_size = buf_size;
+    s->buf = malloc(buf_size);
     if (!s->path || !s->buf) {
         sink_abort(s);
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
@@ -209,12 +212,14 @@ static int make(pc_sink **out, const char *path, int gzip_level, pc_error *err)
 
 int sink_open_memory(pc_sink **out, int gzip_level, pc_error *err)
 {
-    return make(out, "<memory>", gzip_level, err);
+    return make(out, "<memory>", gzip_level, BUF_SIZE, err);
 }
 
 int sink_open_count(pc_sink **out, pc_error *err)
 {
-    int st = make(out, "<count>", 0, err);
+    /* Counted a reserve at a time: no need for a big buffer, which a
+     * JSLB file's first pass would take for every thread. */
+    int st = make(out, "<count>", 0, 4 * SINK_RESERVE_MAX, err);
     if (st == PC_OK)
         (*out)->discard = 1;
     return st;
@@ -226,7 +231,7 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
     pc_sink *s;
     int st;
     if (strcmp(path, "-") == 0) {
-        if ((st = make(&s, "<stdout>", gzip_level, err)) != PC_OK)
+        if ((st = make(&s, "<stdout>", gzip_level, BUF_SIZE, err)) != PC_OK)
             return st;
         s->fd = STDOUT_FILENO;
         *out = s;
@@ -240,7 +245,7 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
         return pc_fail(err, PC_EIO, "%s: cannot create: %s", path, strerror(errno));
     if (exists && S_ISDIR(sb.st_mode))
         return pc_fail(err, PC_EIO, "%s: is a directory", path);
-    if ((st = make(&s, path, gzip_level, err)) != PC_OK)
+    if ((st = make(&s, path, gzip_level, BUF_SIZE, err)) != PC_OK)
         return st;
     /* Devices and pipes (/dev/null, a FIFO) are written directly: there
      * is no file to replace, and renaming over them would replace the
