@@ -877,7 +877,7 @@ static int parse(int argc, char **argv, opts *o)
     }
     if (!o->out || o->threads < o->processes || o->depth < 3 || o->depth > 1000 ||
         o->symbols < N_ANDROID || o->sequences > 1000 || o->threads > 100000 || o->reuse < 1 ||
-        o->snapshot_ms < 1)
+        o->snapshot_ms < 1 || o->snapshot_ms > 1000000000)
         return -1;
     return 0;
 }

@@ -115,8 +115,9 @@ typedef struct pc_stree {
     /* 1 once pc_stree_freeze dropped the means of interning. */
     int frozen;
     /* 1: no child[] (4 bytes a node less), for a tree built in one pass
-     * over another tree's nodes, where no path repeats; set it before the
-     * first node. */
+     * over another tree's nodes, parents first, where the child a node
+     * gave last is rarely asked for again; set it before the first
+     * node. */
     int lean;
 } pc_stree;
 

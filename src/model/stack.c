@@ -13,7 +13,8 @@
  * child a list walk passes costs two cache misses (its frame, its next)
  * where a probe costs one or two, so lists stay short: with 4 rather than
  * 16, a Perfetto trace of 1M samples, 47 % of them new callstacks,
- * converts about 8 % faster, the others no slower, in the same memory. */
+ * converts about 8 % faster, the others no slower; hashing the nodes of
+ * 5 to 16 children costs memory (1.6 % more for 27.8M nodes). */
 #define STACK_LIST_MAX 4
 #define STACK_HASHED (PC_NONE - 1)  /* head value: children are hashed */
 

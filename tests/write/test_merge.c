@@ -3,6 +3,7 @@
  * one stack.  Only when two stacks of one prefix have frames that merge
  * is there a second tree and a map from model to merged stacks; else each
  * model stack is its own merged stack. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "model/model.h"
@@ -91,6 +92,58 @@ TEST(merge_decides_by_siblings)
         T_EQ_INT(pc_gs_of(&m, y), siblings ? 2 : 3);
         T_EQ_INT(m.gs_frame[pc_gs_of(&m, y)], m.gf_of_frame[c1]);
         T_EQ_INT(m.gs_prefix[pc_gs_of(&m, y)], siblings ? pc_gs_of(&m, sb) : pc_gs_of(&m, sa));
+        pc_merged_free(&m);
+        pc_profile_free(p);
+    }
+}
+
+/* Random trees against a plain reference: merged stack s is the first
+ * (merged prefix, merged frame) pair seen, numbered in order.  Frames are
+ * drawn from few functions (stacks merge) or each frame a function of its
+ * own but for some that repeat under other callers (none merge); either
+ * way every model stack must map to the reference's stack. */
+TEST(merge_matches_a_reference)
+{
+    uint64_t rng = 99;
+    for (int round = 0; round < 40; round++) {
+        pc_profile *p = pc_profile_new();
+        uint32_t frames[64];
+        int few = round % 2;
+        for (int f = 0; f < 64; f++) {
+            char name[16];
+            snprintf(name, sizeof name, "fn%d", few ? f % 5 : f % 48);
+            frames[f] = frame_at(p, name, 0x1000 + (uint64_t)f * 4);
+        }
+        for (int s = 0; s < 300; s++) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            uint32_t n = (uint32_t)p->stack.n;
+            uint32_t pre = n && (rng >> 40) % 8 ? (uint32_t)((rng >> 20) % n) : PC_NONE;
+            pc_stack(p, pre, frames[(rng >> 33) % 64]);
+        }
+        pc_merged m;
+        T_EQ_INT(pc_merge(p, &m), 0);
+        size_t ns = p->stack.n, n_ref = 0;
+        uint32_t *ref = malloc(ns * sizeof *ref), *rp = malloc(ns * sizeof *rp),
+                 *rf = malloc(ns * sizeof *rf);
+        size_t same = 0;
+        for (size_t s = 0; ref && rp && rf && s < ns; s++) {
+            uint32_t gp = p->stack.prefix[s] == PC_NONE ? PC_NONE : ref[p->stack.prefix[s]];
+            uint32_t gf = m.gf_of_frame[p->stack.frame[s]];
+            size_t g = 0;
+            while (g < n_ref && (rp[g] != gp || rf[g] != gf))
+                g++;
+            if (g == n_ref) {
+                rp[n_ref] = gp;
+                rf[n_ref++] = gf;
+            }
+            ref[s] = (uint32_t)g;
+            same += pc_gs_of(&m, (uint32_t)s) == g && m.gs_prefix[g] == gp && m.gs_frame[g] == gf;
+        }
+        T_EQ_INT(same, ns);
+        T_EQ_INT(m.n_gs, n_ref);
+        free(ref);
+        free(rp);
+        free(rf);
         pc_merged_free(&m);
         pc_profile_free(p);
     }

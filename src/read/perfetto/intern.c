@@ -16,7 +16,7 @@ static uint64_t dense_limit(const pf_interned *t)
     return 4 * (uint64_t)(t->n_dense + t->e.n) + 65536;
 }
 
-static uint32_t hash_find(const pf_interned *t, int kind, uint64_t iid)
+uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid)
 {
     if (!t->e.n)
         return PC_NONE;
@@ -28,17 +28,12 @@ static uint32_t hash_find(const pf_interned *t, int kind, uint64_t iid)
     return PC_NONE;
 }
 
-uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid)
-{
-    return hash_find(t, kind, iid);
-}
-
 int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val)
 {
     if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
         return 0;
     if (iid < dense_limit(t)) {
-        if (hash_find(t, kind, iid) != PC_NONE)
+        if (pf_interned_find_hashed(t, kind, iid) != PC_NONE)
             return 0;
         if (iid >= t->dense_cap[kind]) {
             size_t cap = t->dense_cap[kind] ? t->dense_cap[kind] : 1024;
@@ -90,10 +85,31 @@ static int grow(void **a, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
+/* The same for records with a resolved value beside them (res), both at
+ * one capacity.  Small at first: a trace can hold thousands of sequences,
+ * most with few records. */
+static int grow_res(void **a, uint32_t **res, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    uint32_t *r = realloc(*res, c * sizeof *r);
+    if (!r)
+        return -1;
+    *res = r;
+    void *x = realloc(*a, c * size);
+    if (!x)
+        return -1;
+    *a = x;
+    *cap = c;
+    return 0;
+}
+
 uint32_t pf_interned_new_frame(pf_interned *t)
 {
-    struct pc_col cols[] = {PC_COL(t->frames), PC_COL(t->frame_res)};
-    if (t->n_frames >= PC_NONE - 1 || pc_grow_cols(&t->cap_frames, t->n_frames + 1, cols, 2) < 0)
+    if (t->n_frames >= PC_NONE - 1 ||
+        grow_res((void **)&t->frames, &t->frame_res, &t->cap_frames, t->n_frames,
+                 sizeof *t->frames) < 0)
         return PC_NONE;
     memset(&t->frames[t->n_frames], 0, sizeof *t->frames);
     t->frame_res[t->n_frames] = PC_NONE;
@@ -115,9 +131,9 @@ uint32_t pf_interned_new_mapping(pf_interned *t)
 
 uint32_t pf_interned_new_callstack(pf_interned *t)
 {
-    struct pc_col cols[] = {PC_COL(t->callstacks), PC_COL(t->cs_res)};
     if (t->n_callstacks >= PC_NONE - 1 ||
-        pc_grow_cols(&t->cap_callstacks, t->n_callstacks + 1, cols, 2) < 0)
+        grow_res((void **)&t->callstacks, &t->cs_res, &t->cap_callstacks, t->n_callstacks,
+                 sizeof *t->callstacks) < 0)
         return PC_NONE;
     pf_callstack_rec *r = &t->callstacks[t->n_callstacks];
     r->frame0 = (uint32_t)t->n_pool;

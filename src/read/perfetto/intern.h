@@ -6,9 +6,10 @@
  * Strings go straight into the profile's string table, so an entry holds
  * a string id; frames, mappings and callstacks keep their fields, with the
  * iids they refer to, since what they name may arrive later (heapprofd
- * writes the interned data after the samples that use it).  Each record
- * also caches what it resolved to (a profile frame, a reader mapping, a
- * profile stack) once that succeeded.
+ * writes the interned data after the samples that use it).  What each
+ * resolved to (a profile frame, a reader mapping, a profile stack) is
+ * kept once that succeeded: in the mapping's record, and beside the
+ * frame and callstack records (frame_res, cs_res).
  *
  * The first definition of an iid wins; later ones are ignored, as
  * trace_processor does.  pf_interned_clear() starts a new generation
@@ -110,11 +111,14 @@ typedef struct pf_interned {
     size_t n_ss, cap_ss;
 } pf_interned;
 
+/* (kind, iid) in the hash table only; PC_NONE when absent. */
 uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid);
 
 /* Looks up (kind, iid): the entry's value (a string id or a record
  * index), or PC_NONE.  Inline: a callstack's frames are looked up one
- * by one, and nearly all of them are in the dense array. */
+ * by one, nearly all of them in the dense array, and each first in a
+ * packet-local table that is mostly empty, which the check of e.n
+ * answers without a call. */
 static inline uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
 {
     if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
@@ -126,7 +130,7 @@ static inline uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t
  * when the key was there already, -1 when out of memory. */
 int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val);
 
-/* Appends a record of the kind (zeroed, resolved = PC_NONE) and returns
+/* Appends a record of the kind (zeroed; not resolved) and returns
  * its index, or PC_NONE when out of memory.  Callers put() it afterwards,
  * and drop it with pf_interned_unappend() when put() says it is a
  * duplicate. */
