@@ -2,6 +2,7 @@
  * bytes, Firefox files valid, and the Firefox format in a JSLB file too,
  * made in two passes that must agree, whenever its JSON is made.  (No
  * output format is also an input, so nothing is read back.) */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fuzz.h"
@@ -18,8 +19,10 @@ int fuzz_roundtrip(const uint8_t *data, size_t size)
         unsigned char *out = fuzz_write(p, formats[i], 0, &n);
         if (formats[i] == PC_FORMAT_FIREFOX) {
             unsigned char *jslb = fuzz_write_in(p, formats[i], 0, PC_CONTAINER_JSLB, &n);
-            if (out && !jslb)
+            if (out && !jslb) {
+                fprintf(stderr, "fuzz: a JSLB file failed where its JSON was written\n");
                 abort();
+            }
             free(jslb);
         }
         free(out);

@@ -239,7 +239,10 @@ void jw_slabs_pad(jw_slabs *sl, uint64_t at)
 
 void jw_slabs_flush(jw_slabs *sl)
 {
-    while (sl->next < sl->n && sl->v[sl->next].done) {
+    /* Past a difference from pass 1 the places are unknown: pc_jslb_end
+     * refuses the file. */
+    while (!sl->differ && sl->next < sl->n && sl->next < sl->n_want &&
+           sl->v[sl->next].done) {
         jw_slab *x = &sl->v[sl->next];
         if (!x->direct) {
             jw_slabs_pad(sl, sl->off[sl->next]);
@@ -286,8 +289,12 @@ static void slab_put(jw *w, const void *b, size_t n)
         return;
     }
     if (x->direct) {
-        sink_write(sl->out, b, n);
-        sl->pos += n;
+        if (!sl->differ && x->len + n <= sl->want[w->col]) {
+            sink_write(sl->out, b, n);
+            sl->pos += n;
+        } else {
+            sl->differ = 1;
+        }
         x->len += n;
         return;
     }

@@ -43,7 +43,7 @@ typedef struct jw_slabs {
     jw_slab *v;
     size_t n, cap;
     int oom;          /* latched: a slab could not grow */
-    int pass;         /* 1 or 2 */
+    int pass;         /* 1 or 2 (a zeroed one is not for writing) */
     pc_sink *out;     /* pass 2: the file */
     uint64_t *off, *want;  /* pass 2: by slab, from pass 1 */
     uint32_t *want_type;

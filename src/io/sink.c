@@ -217,8 +217,9 @@ int sink_open_memory(pc_sink **out, int gzip_level, pc_error *err)
 
 int sink_open_count(pc_sink **out, pc_error *err)
 {
-    /* Counted a reserve at a time: no need for a big buffer, which a
-     * JSLB file's first pass would take for every thread. */
+    /* A flush only counts, so a few reserves' worth of buffer does: a
+     * JSLB file's first pass opens one for each thread in turn, and a
+     * megabyte each time is an allocation and its page faults each. */
     int st = make(out, "<count>", 0, 4 * SINK_RESERVE_MAX, err);
     if (st == PC_OK)
         (*out)->discard = 1;

@@ -28,8 +28,9 @@ typedef struct pc_sink pc_sink;
 int sink_open_file(pc_sink **s, const char *path, int gzip_level,
                    pc_error *err);
 int sink_open_memory(pc_sink **s, int gzip_level, pc_error *err);
-/* A sink that keeps nothing and only counts (sink_bytes): for measuring
- * what a writer makes before making it for real. */
+/* A sink that keeps nothing and only counts: for measuring what a writer
+ * makes before making it for real.  Read the count with sink_bytes and
+ * close it with sink_abort (sink_finish would give no bytes). */
 int sink_open_count(pc_sink **s, pc_error *err);
 
 uint8_t *sink_reserve(pc_sink *s, size_t n);

@@ -859,7 +859,8 @@ typedef struct doc_in {
 } doc_in;
 
 /* Writes the document to doc, its columns and JSON pieces to slabs when
- * given.  0, or -1 when out of memory. */
+ * given.  0, or -1 when out of memory for the event counters; a slab out
+ * of memory is latched in slabs->oom instead. */
 static int write_doc(const doc_in *d, pc_sink *doc, jw_slabs *slabs)
 {
     const pc_profile *p = d->p;
