@@ -12,8 +12,46 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/hashtab.h"
 #include "base/pbwire.h"
 #include "io/source.h"
+
+/* A decoder's memo of the caller paths (a sample's entries past the leaf)
+ * it has decoded without fault or unknown field: their bytes, by hash,
+ * direct-mapped, emptied whenever its bytes reach MEMO_BYTES. */
+enum { MEMO_SLOTS = 1 << 13, MEMO_BYTES = 1 << 20, MEMO_MAX_RUN = 64 << 10 };
+
+struct sp_memo {
+    struct memo_slot {
+        uint64_t hash;
+        uint32_t at;      /* 1 + where the run starts in bytes; 0: empty */
+        uint32_t len, n;  /* bytes, entries */
+    } slot[MEMO_SLOTS];
+    uint8_t *bytes;
+    size_t n_bytes, cap_bytes;
+    /* Where runs are seldom met again (every stack new), keeping them
+     * costs without paying: after a window of MEMO_WINDOW samples that
+     * found less than one in 16, the next MEMO_REST are decoded as
+     * without a memo. */
+    uint32_t tried, found, rest;
+};
+
+enum { MEMO_WINDOW = 4096, MEMO_REST = 1 << 16 };
+
+/* Whether to look for this sample's run; counts the window. */
+static int memo_try(struct sp_memo *m)
+{
+    if (m->rest) {
+        m->rest--;
+        return 0;
+    }
+    if (++m->tried == MEMO_WINDOW) {
+        if (m->found < MEMO_WINDOW / 16)
+            m->rest = MEMO_REST;
+        m->tried = m->found = 0;
+    }
+    return 1;
+}
 
 int sp_detect(const uint8_t *data, size_t len)
 {
@@ -50,6 +88,9 @@ void sp_close(sp_reader *r)
 
 void sp_decoder_free(sp_decoder *dc)
 {
+    if (dc->memo)
+        free(dc->memo->bytes);
+    free(dc->memo);
     free(dc->chain);
     free(dc->strs[0]);
     free(dc->strs[1]);
@@ -200,6 +241,76 @@ static int dec_unwind(dec *d, pb_reader *pr, sp_record *rec)
     return got;
 }
 
+static struct memo_slot *memo_slot(struct sp_memo *m, uint64_t hash)
+{
+    return &m->slot[hash & (MEMO_SLOTS - 1)];
+}
+
+/* The entries of the run of len bytes at p if the memo holds it, else 0. */
+static uint32_t memo_find(struct sp_memo *m, const uint8_t *p, uint32_t len, uint64_t hash)
+{
+    const struct memo_slot *s = memo_slot(m, hash);
+    if (!s->at || s->hash != hash || s->len != len ||
+        memcmp(m->bytes + s->at - 1, p, len) != 0)
+        return 0;
+    return s->n;
+}
+
+static void memo_keep(struct sp_memo *m, const uint8_t *p, uint32_t len, uint64_t hash,
+                      uint32_t n)
+{
+    if (m->n_bytes + len > MEMO_BYTES) {
+        memset(m->slot, 0, sizeof m->slot);
+        m->n_bytes = 0;
+    }
+    /* Without memory the run is only not kept: the memo is a shortcut. */
+    if (pc_grow(&m->bytes, &m->cap_bytes, m->n_bytes + len, 1, 64 << 10) < 0)
+        return;
+    memcpy(m->bytes + m->n_bytes, p, len);
+    struct memo_slot *s = memo_slot(m, hash);
+    *s = (struct memo_slot){hash, (uint32_t)m->n_bytes + 1, len, n};
+    m->n_bytes += len;
+}
+
+/* From at, a run of callchain fields as simpleperf writes them (a 0x1a
+ * tag, a length that fits): its end, and *n its fields. */
+static const uint8_t *chain_run(const uint8_t *at, const uint8_t *end, uint32_t *n)
+{
+    const uint8_t *q = at;
+    *n = 0;
+    while (q < end && *q == 0x1a) {
+        const uint8_t *r = q + 1;
+        uint64_t len;
+        if (pb_varint_fast(&r, end, &len) != PB_OK || len > (uint64_t)(end - r))
+            break;
+        q = r + len;
+        ++*n;
+    }
+    return q;
+}
+
+/* Decodes a run of callchain fields that decoded without fault before
+ * (so nothing here can fail) into out. */
+static void decode_run(const uint8_t *p, size_t len, sp_entry *out)
+{
+    sp_decoder scratch = {0};
+    pc_error err;
+    dec d = {NULL, &scratch, 0, &err};
+    pb_reader run, sub;
+    pb_field f;
+    pb_reader_init(&run, p, len, 0);
+    while (pb_next(&run, &f) > 0) {
+        pb_reader_sub(&run, &f, &sub);
+        dec_entry(&d, &sub, out++);
+    }
+}
+
+void sp_decode_lazy(const sp_record *rec, sp_entry *out)
+{
+    out[0] = rec->sample.chain[0];
+    decode_run(rec->sample.raw, rec->sample.raw_len, out + 1);
+}
+
 static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
 {
     static const uint8_t expect[] = {ANY, V, V, L, V, V, L};
@@ -208,11 +319,20 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
     pb_reader sub;
     int got = 0;
     size_t first = dc->n_chain;
+    /* [raw0, raw1): the entries past the leaf while they are one run. */
+    const uint8_t *raw0 = NULL, *raw1 = NULL;
+    int raw_ok = 1;
+    size_t unknown0 = 0;
+    uint32_t n_lazy = 0;
+    uint64_t lazy_hash = 0;
+    int use_memo = 0;
     memset(&rec->sample, 0, sizeof rec->sample);
+    if (dc->memo_on && !dc->memo && !(dc->memo = calloc(1, sizeof *dc->memo)))
+        dc->memo_on = 0;   /* decoded in full, as without a memo */
     for (;;) {
         /* Fast path for callchain entries, most of a sample: the tag
          * byte, a short length that fits, no pb_field. */
-        const uint8_t *q = pr->p;
+        const uint8_t *q = pr->p, *at = q;
         uint64_t len;
         if (q < pr->end && *q++ == 0x1a && pb_varint_fast(&q, pr->end, &len) == PB_OK &&
             len <= (uint64_t)(pr->end - q)) {
@@ -235,18 +355,65 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
             }
             continue;
         }
-        {
-            if (pc_grow(&dc->chain, &dc->chain_cap, dc->n_chain + 1, sizeof *dc->chain, 256) < 0) {
+        if (n_lazy) {
+            /* More entries after a run left undecoded (an encoding other
+             * than simpleperf's): the run is decoded after all. */
+            if (pc_grow(&dc->chain, &dc->chain_cap, dc->n_chain + n_lazy, sizeof *dc->chain,
+                        256) < 0) {
                 pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(d->in));
                 return -1;
             }
-            pb_reader_sub(pr, &f, &sub);
-            if (dec_entry(d, &sub, &dc->chain[dc->n_chain++]) < 0)
-                return -1;
+            decode_run(raw0, (size_t)(raw1 - raw0), &dc->chain[dc->n_chain]);
+            dc->n_chain += n_lazy;
+            n_lazy = 0;
         }
+        if (pc_grow(&dc->chain, &dc->chain_cap, dc->n_chain + 1, sizeof *dc->chain, 256) < 0) {
+            pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(d->in));
+            return -1;
+        }
+        if (dc->n_chain - first == 1) {
+            /* The first entry past the leaf: a run met before is left as
+             * it is. */
+            raw0 = at;
+            unknown0 = dc->unknown.count;
+            use_memo = dc->memo_on && memo_try(dc->memo);
+            if (use_memo) {
+                uint32_t n;
+                const uint8_t *e = chain_run(at, pr->end, &n);
+                if (n && e - at <= MEMO_MAX_RUN) {
+                    uint64_t h = pc_hash_bytes(at, (size_t)(e - at));
+                    if (memo_find(dc->memo, at, (uint32_t)(e - at), h) == n) {
+                        dc->memo->found++;
+                        n_lazy = n;
+                        lazy_hash = h;
+                        raw1 = pr->p = e;
+                        continue;
+                    }
+                }
+            }
+        } else if (raw0 && at != raw1) {
+            raw_ok = 0;
+        }
+        pb_reader_sub(pr, &f, &sub);
+        if (dec_entry(d, &sub, &dc->chain[dc->n_chain++]) < 0)
+            return -1;
+        raw1 = pr->p;
     }
     rec->sample.chain = AS_PTR(first);
-    rec->sample.n_chain = dc->n_chain - first;
+    rec->sample.n_chain = dc->n_chain - first + n_lazy;
+    if (n_lazy) {
+        rec->sample.raw = raw0;
+        rec->sample.raw_len = (uint32_t)(raw1 - raw0);
+        rec->sample.raw_hash = lazy_hash;
+        rec->sample.n_lazy = n_lazy;
+    } else if (raw0 && raw_ok && raw1 - raw0 <= MEMO_MAX_RUN) {
+        rec->sample.raw = raw0;
+        rec->sample.raw_len = (uint32_t)(raw1 - raw0);
+        rec->sample.raw_hash = pc_hash_bytes(raw0, rec->sample.raw_len);
+        if (use_memo && dc->unknown.count == unknown0)
+            memo_keep(dc->memo, raw0, rec->sample.raw_len, rec->sample.raw_hash,
+                      (uint32_t)(rec->sample.n_chain - 1));
+    }
     return got;
 }
 
@@ -437,6 +604,7 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
             return got;
         sp_decoder *dc = &r->dc;
         dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
+        dc->memo_on = r->memo;
         int bad = sp_decode(r->in, dc, data, size, off, r->n_records, rec, err) < 0;
         sp_decoder_take_unknown(r, dc);
         if (!bad) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/pbwire.h"
 #include "io/source.h"
 
@@ -35,6 +36,25 @@ typedef struct build {
     } fr;
 
     pc_thread_index threads;  /* by tid: pids come later, in Thread records */
+
+    /* The stacks of chains built before, by the chain's bytes (see
+     * on_sample).  Direct-mapped and bounded: a slot holds the latest
+     * chain that hashed there, and when the bytes kept reach CC_BYTES
+     * every slot is emptied, so a file of ever new chains costs a copy
+     * of each and no more memory. */
+    struct {
+        struct cc_slot {
+            uint64_t hash;
+            uint32_t at;      /* 1 + where the key starts in bytes; 0: empty */
+            uint32_t stack;
+        } *slot;
+        uint8_t *bytes;       /* keys: 4-byte length, 4-byte unwinding error, the bytes */
+        size_t n, cap;
+        int off;              /* out of memory once: no more caching */
+        uint32_t tried, found, rest;  /* as a decoder's memo does (records.c) */
+    } cc;
+    sp_entry *lazy;           /* a callchain the decoder left undecoded */
+    size_t lazy_cap;
 
     /* Files by id: path and a range of syms[] for their symbols. */
     struct {
@@ -115,6 +135,80 @@ static const char *error_name(uint32_t code, char buf[32], int full)
     return full ? name : name + 6;
 }
 
+enum {
+    CC_SLOTS = 1 << 15,
+    CC_BYTES = 4 << 20,
+    CC_MAX_KEY = 64 << 10,
+    CC_WINDOW = 4096,
+    CC_REST = 1 << 16,
+};
+
+static uint64_t cc_hash(const sp_record *rec, uint32_t unwind)
+{
+    return rec->sample.raw_hash ^ pc_mix64(unwind);
+}
+
+/* The stack built before from the same chain bytes and unwinding error,
+ * or PC_NONE; *slot is where to keep this one's once built (NULL: not
+ * kept). */
+static uint32_t cc_find(build *b, const sp_record *rec, uint32_t unwind,
+                        struct cc_slot **slot)
+{
+    *slot = NULL;
+    uint32_t len = rec->sample.raw_len;
+    if (!rec->sample.raw || len > CC_MAX_KEY || b->cc.off)
+        return PC_NONE;
+    if (b->cc.rest) {
+        b->cc.rest--;
+        return PC_NONE;
+    }
+    if (++b->cc.tried == CC_WINDOW) {
+        if (b->cc.found < CC_WINDOW / 16)
+            b->cc.rest = CC_REST;
+        b->cc.tried = b->cc.found = 0;
+    }
+    if (!b->cc.slot && !(b->cc.slot = calloc(CC_SLOTS, sizeof *b->cc.slot))) {
+        b->cc.off = 1;
+        return PC_NONE;
+    }
+    uint64_t h = cc_hash(rec, unwind);
+    struct cc_slot *s = &b->cc.slot[h & (CC_SLOTS - 1)];
+    *slot = s;
+    if (!s->at || s->hash != h)
+        return PC_NONE;
+    const uint8_t *k = b->cc.bytes + s->at - 1;
+    uint32_t klen, kunwind;
+    memcpy(&klen, k, 4);
+    memcpy(&kunwind, k + 4, 4);
+    if (klen != len || kunwind != unwind || memcmp(k + 8, rec->sample.raw, len) != 0)
+        return PC_NONE;
+    b->cc.found++;
+    return s->stack;
+}
+
+static void cc_keep(build *b, const sp_record *rec, uint32_t unwind,
+                    struct cc_slot *s, uint32_t stack)
+{
+    uint32_t len = rec->sample.raw_len;
+    size_t need = 8 + (size_t)len;
+    if (b->cc.n + need > CC_BYTES) {
+        memset(b->cc.slot, 0, CC_SLOTS * sizeof *b->cc.slot);
+        b->cc.n = 0;
+    }
+    if (pc_grow(&b->cc.bytes, &b->cc.cap, b->cc.n + need, 1, 64 << 10) < 0) {
+        b->cc.off = 1;
+        return;
+    }
+    uint8_t *k = b->cc.bytes + b->cc.n;
+    memcpy(k, &len, 4);
+    memcpy(k + 4, &unwind, 4);
+    memcpy(k + 8, rec->sample.raw, len);
+    s->hash = cc_hash(rec, unwind);
+    s->at = (uint32_t)b->cc.n + 1;
+    s->stack = stack;
+    b->cc.n += need;
+}
+
 static int on_sample(build *b, const sp_record *rec)
 {
     pc_profile *p = b->p;
@@ -138,21 +232,43 @@ static int on_sample(build *b, const sp_record *rec)
     /* A stack whose unwinding stopped early hangs under a root frame that
      * names the reason, so truncated stacks are seen for what they are. */
     int unwind_error = rec->sample.has_unwind && rec->sample.error_code != 0;
-    if (unwind_error) {
+    uint32_t unwind = unwind_error ? rec->sample.error_code : 0;
+    /* The callchain is leaf first; stacks are built from the root. */
+    size_t n_chain = rec->sample.n_chain;
+    n_chain -= pc_depth_cut(p, n_chain);
+    /* Most samples repeat a caller path seen before, the leaf's address
+     * being what varies: then the stack above the leaf is known from one
+     * lookup and a comparison of bytes, instead of a frame and a
+     * stack-tree step per entry.  It is the stack the steps would reach,
+     * as every frame and stack on the path exists already. */
+    struct cc_slot *slot = NULL;
+    uint32_t known = n_chain >= 2 ? cc_find(b, rec, unwind, &slot) : PC_NONE;
+    size_t i = n_chain;
+    if (known != PC_NONE) {
+        stack = known;
+        i = 1;
+        slot = NULL;
+    } else if (unwind_error) {
         sp_entry root = {0, 0, (int32_t)rec->sample.error_code, UNWIND_FRAME, 0};
         uint32_t frame = frame_of(b, &root, rec->offset);
         if (frame == PC_NONE)
             return nomem(b);
         stack = pc_stack(p, PC_NONE, frame);
     }
-    /* The callchain is leaf first; stacks are built from the root.  When
-     * the entry is the frame of the child this stack last had (the
+    const sp_entry *chain = rec->sample.chain;
+    if (i > 1 && rec->sample.n_lazy) {
+        if (pc_grow(&b->lazy, &b->lazy_cap, rec->sample.n_chain, sizeof *b->lazy, 256) < 0)
+            return nomem(b);
+        sp_decode_lazy(rec, b->lazy);
+        chain = b->lazy;
+    }
+    /* When the entry is the frame of the child this stack last had (the
      * previous sample's path, mostly), frame and stack are known without
      * hashing. */
-    size_t n_chain = rec->sample.n_chain;
-    n_chain -= pc_depth_cut(p, n_chain);
-    for (size_t i = n_chain; i-- > 0;) {
-        const sp_entry *e = &rec->sample.chain[i];
+    while (i-- > 0) {
+        if (i == 0 && slot && stack != PC_NONE && !p->oom)
+            cc_keep(b, rec, unwind, slot, stack);
+        const sp_entry *e = &chain[i];
         uint32_t last = stack == PC_NONE ? p->stack.root_child
                         : p->stack.child[stack];
         if (last != PC_NONE) {
@@ -369,6 +485,9 @@ static void orphans_own_process(build *b)
 
 static void free_build(build *b)
 {
+    free(b->cc.slot);
+    free(b->lazy);
+    free(b->cc.bytes);
     free(b->fr.key);
     free(b->fr.first_off);
     pc_htab_free(&b->fr.idx);
@@ -438,6 +557,7 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
     if ((st = sp_open(&r, in, err)) != PC_OK)
         return st;
     r.keep_going = o->keep_going;
+    r.memo = 1;
     if (o->threads == 1) {
         while ((got = sp_next(&r, &rec, err)) > 0 && (st = on_record(&b, &rec)) == PC_OK)
             ;

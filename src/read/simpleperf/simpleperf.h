@@ -59,6 +59,19 @@ typedef struct sp_record {
         uint32_t event_type_id;
         const sp_entry *chain;  /* leaf first, as in the file */
         size_t n_chain;
+        /* The bytes of the callchain's entries past the leaf, as in the
+         * file, when they are one run of fields (NULL otherwise, and with
+         * fewer than two entries), and their pc_hash_bytes: equal bytes
+         * decode to the same entries, so the builder can know a caller
+         * path it has built before without looking at its entries. */
+        const uint8_t *raw;
+        uint32_t raw_len;
+        uint64_t raw_hash;
+        /* With a decoder's memo: entries past the leaf left undecoded,
+         * because their bytes (raw) are those of a run the decoder has
+         * decoded before; chain then holds the leaf alone, n_chain
+         * counts them all, and sp_decode_lazy gives the rest. */
+        size_t n_lazy;
         int has_unwind;
         uint32_t raw_error_code, error_code;
         uint64_t error_addr;
@@ -109,6 +122,11 @@ typedef struct sp_decoder {
     sp_str *strs[2];
     size_t n_strs[2], strs_cap[2];
     sp_unknown unknown;
+    /* Set memo_on to let the decoder keep the caller paths it decodes
+     * and leave undecoded the ones it meets again (sample.n_lazy); NULL
+     * until first used, freed with the decoder. */
+    int memo_on;
+    struct sp_memo *memo;
 } sp_decoder;
 
 typedef struct sp_reader {
@@ -125,6 +143,7 @@ typedef struct sp_reader {
     pc_skips skipped;
     pc_stop stop;
     sp_unknown unknown;  /* of every record so far, in file order */
+    int memo;            /* decoders get memo_on (see sp_decoder) */
 } sp_reader;
 
 /* True when the first bytes are simpleperf's magic. */
@@ -159,6 +178,11 @@ int sp_frame_ready(const sp_reader *r);
 int sp_decode(const pc_input *in, sp_decoder *dc, const uint8_t *data, uint32_t size,
               uint64_t off, size_t index, sp_record *rec, pc_error *err);
 void sp_decoder_fix(const sp_decoder *dc, sp_record *rec);
+
+/* The callchain of a sample whose entries past the leaf were left
+ * undecoded (sample.n_lazy), all sample.n_chain of them, into out.  Those
+ * bytes decoded without fault before, so this cannot fail. */
+void sp_decode_lazy(const sp_record *rec, sp_entry *out);
 
 /* Adds dc's count of unknown fields to r's (r's first stays first) and
  * clears it. */

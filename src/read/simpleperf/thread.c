@@ -139,6 +139,7 @@ static void decode_batch(const pipeline *q, batch *b)
     sp_decoder *dc = &b->dc;
     dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
     dc->unknown.count = 0;
+    dc->memo_on = r->memo;
     b->n_rec = b->n_skips = 0;
     b->decode_status = PC_OK;
     if (pc_grow(&b->rec, &b->cap_rec, b->n_fr, sizeof *b->rec, 256) < 0) {

@@ -1,0 +1,262 @@
+/* Caller paths met again are neither decoded nor built again: a decoder
+ * keeps the runs of callchain entries it has decoded and leaves a run it
+ * meets again undecoded (sample.n_lazy), and the builder keeps the stack
+ * above the leaf of each run.  Neither may change a record, a stack or a
+ * warning, whatever the encoding: runs cut by other fields, entries with
+ * fields this version does not know, tags written in more bytes than
+ * needed, unwinding errors, depth limits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pbwire.h"
+#include "io/source.h"
+#include "read/simpleperf/simpleperf.h"
+#include "sp_encode.h"
+#include "t.h"
+#include "test_util.h"
+
+enum {
+    N_PATHS = 24,
+    MAX_DEPTH = 40,
+    N_SYMS = 64,
+    N_SAMPLES = 4000,
+};
+
+/* How a sample's entries are written. */
+enum {
+    PLAIN,       /* as simpleperf writes them */
+    UNKNOWN,     /* one entry past the leaf has a field 7 */
+    CUT,         /* the time field again between the second and third entry */
+    LONG_TAG,    /* the last entry's tag in two bytes */
+    N_WAYS,
+};
+
+typedef struct sample {
+    int depth, way;
+    spe_frame chain[MAX_DEPTH];  /* leaf first */
+    uint32_t error_code;         /* 0: unwound in full */
+} sample;
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint32_t below(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+static void put_entry(pb_buf *b, const spe_frame *f, int unknown, int long_tag)
+{
+    if (long_tag) {
+        /* Field 3, wire type 2, in two bytes: 0x9a 0x00. */
+        uint8_t tag[2] = {0x9a, 0x00};
+        pb_raw(b, tag, 2);
+        pb_buf inner = {0};
+        pb_uint(&inner, 1, f->vaddr);
+        pb_uint(&inner, 2, f->file);
+        pb_int32(&inner, 3, f->sym);
+        pb_put_varint(b, inner.len);
+        pb_raw(b, inner.data, inner.len);
+        pb_buf_free(&inner);
+        return;
+    }
+    size_t c = pb_begin(b, 3);
+    pb_uint(b, 1, f->vaddr);
+    pb_uint(b, 2, f->file);
+    pb_int32(b, 3, f->sym);
+    if (f->exec >= 0)
+        pb_uint(b, 4, (uint64_t)f->exec);
+    if (unknown)
+        pb_uint(b, 7, 42);
+    pb_end(b, c);
+}
+
+static void put_sample(spe *e, const sample *s, uint64_t time)
+{
+    pb_buf rec = {0};
+    size_t m = pb_begin(&rec, 1);
+    pb_uint(&rec, 1, time);
+    pb_int32(&rec, 2, 7);
+    for (int i = 0; i < s->depth; i++) {
+        if (s->way == CUT && i == 2)
+            pb_uint(&rec, 1, time);
+        put_entry(&rec, &s->chain[i], s->way == UNKNOWN && i == s->depth / 2 && i > 0,
+                  s->way == LONG_TAG && i == s->depth - 1 && i > 1);
+    }
+    pb_uint(&rec, 4, 1000000);
+    pb_uint(&rec, 5, 0);
+    if (s->error_code) {
+        size_t u = pb_begin(&rec, 6);
+        pb_uint(&rec, 1, s->error_code + 10);
+        pb_uint(&rec, 2, 0x1000);
+        pb_uint(&rec, 3, s->error_code);
+        pb_end(&rec, u);
+    }
+    pb_end(&rec, m);
+    spe_raw_record(e, rec.data, rec.len);
+    pb_buf_free(&rec);
+}
+
+/* A file of N_SAMPLES samples on one thread whose caller paths come from
+ * N_PATHS (so most are met again) and whose leaves vary; the samples in
+ * *out. */
+static void make_file(spe *e, sample *out)
+{
+    static const char *const events[] = {"cpu-clock"};
+    spe_frame paths[N_PATHS][MAX_DEPTH];
+    for (int p = 0; p < N_PATHS; p++)
+        for (int d = 0; d < MAX_DEPTH; d++)
+            paths[p][d] = (spe_frame){0x1000 + 0x40 * (uint64_t)d, 0,
+                                      (int32_t)below(N_SYMS), d % 3 == 0 ? -1 : 1};
+    spe_begin(e);
+    spe_meta(e, events, 1, "com.example", "debuggable", "33", "user", 0);
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sample *s = &out[i];
+        const spe_frame *path = paths[below(N_PATHS)];
+        s->depth = 2 + (int)below(MAX_DEPTH - 1);
+        s->way = below(4) ? PLAIN : (int)below(N_WAYS);
+        s->error_code = below(8) == 0 ? 1 + below(3) : 0;
+        /* The path's outermost depth - 1 callers, root last, and a leaf. */
+        for (int d = 1; d < s->depth; d++)
+            s->chain[d] = path[MAX_DEPTH - s->depth + d];
+        s->chain[0] = (spe_frame){0x9000 + 4 * (uint64_t)below(8), 0, (int32_t)below(N_SYMS), 0};
+        put_sample(e, s, 1000000000ULL + (uint64_t)i * 1000000);
+    }
+    const char *names[N_SYMS];
+    char buf[N_SYMS][16];
+    for (int k = 0; k < N_SYMS; k++) {
+        snprintf(buf[k], sizeof buf[k], "fn_%d", k);
+        names[k] = buf[k];
+    }
+    spe_file(e, 0, "/system/lib64/libfoo.so", names, N_SYMS);
+    spe_thread(e, 7, 7, "main");
+    spe_end(e);
+}
+
+/* Every record as sp_next gives it, with or without the memo: the same
+ * kinds, fields and callchains, and the same unknown fields noted. */
+TEST(sp_memo_same_records)
+{
+    static sample s[N_SAMPLES];
+    spe e;
+    make_file(&e, s);
+    sp_reader r[2];
+    pc_input *in[2];
+    pc_error err;
+    for (int m = 0; m < 2; m++) {
+        T_EQ_INT(pc_input_open_memory(&in[m], e.out.data, e.out.len, "memo", &err), PC_OK);
+        T_EQ_INT(sp_open(&r[m], in[m], &err), PC_OK);
+        r[m].memo = m;
+    }
+    if (t_case_failures())
+        return;
+    static sp_entry full[MAX_DEPTH + 1];
+    size_t samples = 0, lazy = 0, lazy_long = 0, lazy_unknown = 0;
+    for (;;) {
+        sp_record a, b;
+        int ga = sp_next(&r[0], &a, &err), gb = sp_next(&r[1], &b, &err);
+        T_EQ_INT(ga, gb);
+        if (ga <= 0 || gb <= 0 || t_case_failures())
+            break;
+        T_EQ_INT(a.kind, b.kind);
+        if (a.kind != SP_SAMPLE || b.kind != SP_SAMPLE)
+            continue;
+        const sample *want = &s[samples++];
+        T_EQ_INT(a.sample.n_lazy, 0);
+        T_EQ_INT(a.sample.n_chain, (size_t)want->depth);
+        T_EQ_INT(b.sample.n_chain, (size_t)want->depth);
+        T_CHECK(a.sample.time == b.sample.time && a.sample.tid == b.sample.tid &&
+                a.sample.error_code == b.sample.error_code &&
+                a.sample.event_count == b.sample.event_count);
+        const sp_entry *got = b.sample.chain;
+        if (b.sample.n_lazy) {
+            lazy++;
+            lazy_long += want->way == LONG_TAG && want->depth > 2;
+            lazy_unknown += want->way == UNKNOWN;
+            T_EQ_INT(b.sample.n_lazy + 1, b.sample.n_chain);
+            sp_decode_lazy(&b, full);
+            got = full;
+        }
+        for (size_t i = 0; i < a.sample.n_chain && i < b.sample.n_chain; i++) {
+            const sp_entry *x = &a.sample.chain[i], *y = &got[i];
+            if (x->vaddr != y->vaddr || x->file_id != y->file_id ||
+                x->symbol_id != y->symbol_id || x->exec != y->exec ||
+                x->has_exec != y->has_exec || x->vaddr != want->chain[i].vaddr ||
+                x->symbol_id != want->chain[i].sym) {
+                t_fail(__FILE__, __LINE__, "sample %zu entry %zu differs", samples, i);
+                break;
+            }
+        }
+        /* What the builder keys its stacks on: the same bytes either way. */
+        T_EQ_INT(a.sample.raw_len, b.sample.raw_len);
+        T_CHECK(a.sample.raw_hash == b.sample.raw_hash);
+        T_CHECK((a.sample.raw == NULL) == (want->depth < 2 || (want->way == CUT && want->depth > 2)));
+    }
+    T_EQ_INT(samples, N_SAMPLES);
+    /* The memo was used; never for a run with an unknown field, and a run
+     * followed by more entries was decoded after all. */
+    T_CHECK(lazy > N_SAMPLES / 2);
+    T_EQ_INT(lazy_unknown, 0);
+    T_EQ_INT(lazy_long, 0);
+    T_EQ_INT(r[0].unknown.count, r[1].unknown.count);
+    T_EQ_INT(r[0].unknown.record, r[1].unknown.record);
+    T_CHECK(r[0].unknown.offset == r[1].unknown.offset && r[0].unknown.count > 0);
+    for (int m = 0; m < 2; m++) {
+        sp_close(&r[m]);
+        pc_input_close(in[m]);
+    }
+    spe_free(&e);
+}
+
+/* The stack of every sample is the one its entries name, on one thread
+ * and on several, with and without a depth limit. */
+TEST(sp_caller_paths_built_once)
+{
+    static sample s[N_SAMPLES];
+    spe e;
+    make_file(&e, s);
+    static const struct {
+        int threads;
+        size_t max_depth;
+    } runs[] = {{1, 0}, {4, 0}, {1, 12}, {4, 12}};
+    static char want[MAX_DEPTH * 32];
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        t_case("threads %d, max_depth %zu", runs[k].threads, runs[k].max_depth);
+        pc_options o;
+        pc_options_init(&o);
+        o.threads = runs[k].threads;
+        o.max_depth = runs[k].max_depth;
+        o.remove_gaps = 0;
+        pc_profile *p = NULL;
+        pc_error err;
+        int st = convert_bytes_unchecked(e.out.data, e.out.len, &o, &p, &err);
+        T_EQ_INT(st, PC_OK);
+        if (st != PC_OK)
+            continue;
+        T_EQ_INT(p->sample.n, N_SAMPLES);
+        for (size_t i = 0; i < p->sample.n && i < N_SAMPLES; i++) {
+            const sample *w = &s[i];
+            size_t len = 0, keep = (size_t)w->depth;
+            if (runs[k].max_depth && keep > runs[k].max_depth)
+                keep = runs[k].max_depth;
+            static const char *const errors[] = {"", "UNKNOWN", "NOT_ENOUGH_STACK",
+                                                 "MEMORY_INVALID"};
+            if (w->error_code)
+                len += (size_t)snprintf(want + len, sizeof want - len, "[unwind error: %s];",
+                                        errors[w->error_code]);
+            for (size_t d = keep; d-- > 0;)
+                len += (size_t)snprintf(want + len, sizeof want - len, "fn_%d%s",
+                                        (int)w->chain[d].sym, d ? ";" : "");
+            const char *got = stack_text(p, p->sample.stack[i]);
+            if (strcmp(got, want) != 0) {
+                t_fail(__FILE__, __LINE__, "sample %zu: %s, want %s", i, got, want);
+                break;
+            }
+        }
+        pc_profile_free(p);
+    }
+    spe_free(&e);
+}
