@@ -1,7 +1,9 @@
 /* Growing an array by doubling (see grow.h). */
+#define _DEFAULT_SOURCE  /* madvise */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/grow.h"
 
@@ -27,4 +29,19 @@ int pc_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
     memcpy(items, &grown, sizeof grown);
     *cap = c;
     return 0;
+}
+
+void pc_prefault(void *base, size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = 4096;
+    uintptr_t a = ((uintptr_t)base + from + page - 1) & ~(page - 1);
+    uintptr_t e = ((uintptr_t)base + to) & ~(page - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+    (void)base;
+    (void)from;
+    (void)to;
+#endif
 }

@@ -3,6 +3,8 @@
  * recording's time in event.c and time.c, reordering in order.c. */
 #include "model/model.h"
 
+#include "base/grow.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +257,8 @@ uint32_t pc_process_name(const pc_profile *p, int64_t pid)
     return id == PC_NONE ? PC_NONE : p->proc.name[id];
 }
 
+enum { PREFAULT_ROWS = 1 << 15 };
+
 void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
@@ -266,6 +270,13 @@ void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
         return;
     }
     size_t i = p->sample.n++;
+    if (i >= p->sample.mapped) {
+        /* The next rows' pages, a block at a time (see pc_prefault). */
+        size_t to = i + PREFAULT_ROWS < p->sample.cap ? i + PREFAULT_ROWS : p->sample.cap;
+        for (int c = 0; c < 6; c++)
+            pc_prefault(*cols[c].p, i * cols[c].size, to * cols[c].size);
+        p->sample.mapped = to;
+    }
     p->sample.thread[i] = thread;
     p->sample.stack[i] = stack;
     p->sample.time[i] = time;

@@ -3,19 +3,22 @@
  * are shown in. */
 #include "model/model.h"
 
+#include "base/grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-/* Reorders one column by perm (new row i takes old row perm[i]). */
-static void permute(void *col, size_t size, const uint32_t *perm, size_t n,
-                    void *scratch)
+/* Column *col reordered by perm (new row i takes old row perm[i]) into
+ * *spare, which then becomes the column; the column's old block becomes
+ * the spare.  Both blocks must hold the column's capacity. */
+static void permute(void *col, size_t size, const uint32_t *perm, size_t n, void **spare)
 {
-    unsigned char *src = col, *dst = scratch;
-    if (!n)
-        return;
+    unsigned char *src, *dst = *spare;
+    memcpy(&src, col, sizeof src);
     for (size_t i = 0; i < n; i++)
         memcpy(dst + i * size, src + (size_t)perm[i] * size, size);
-    memcpy(src, dst, n * size);
+    memcpy(col, &dst, sizeof dst);
+    *spare = src;
 }
 
 /* Stable merge sort of sample indices by time; tmp holds n indices. */
@@ -91,6 +94,9 @@ int pc_group_samples(pc_profile *p)
     uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
     if (first)
         p->sample.first = first;
+    /* Every row of perm and scratch is written: mapped in one call each. */
+    if (perm)
+        pc_prefault(perm, 0, n * sizeof *perm);
     if (!first || !perm ||
         pc_order_by_thread(p->sample.thread, p->sample.time, n, nt, perm, first) < 0) {
         free(perm);
@@ -106,20 +112,24 @@ int pc_group_samples(pc_profile *p)
         return 0;
     }
     /* Only now: the ordering's own buffer is gone, so the two are never
-     * held at once (with 10M samples, 40 MB less at the peak). */
-    void *scratch = malloc(n * sizeof(uint64_t));
-    if (!scratch) {
+     * held at once (with 10M samples, 40 MB less at the peak).  Each
+     * column moves into the block the one before it left, widest first,
+     * so every block holds what it takes. */
+    size_t cap = p->sample.cap;
+    void *spare = malloc(cap * sizeof(uint64_t));
+    if (!spare) {
         free(perm);
         return -1;
     }
-    permute(p->sample.thread, sizeof *p->sample.thread, perm, n, scratch);
-    permute(p->sample.stack, sizeof *p->sample.stack, perm, n, scratch);
-    permute(p->sample.time, sizeof *p->sample.time, perm, n, scratch);
-    permute(p->sample.weight, sizeof *p->sample.weight, perm, n, scratch);
-    permute(p->sample.event, sizeof *p->sample.event, perm, n, scratch);
-    permute(p->sample.cpu, sizeof *p->sample.cpu, perm, n, scratch);
+    pc_prefault(spare, 0, n * sizeof(uint64_t));
+    permute(&p->sample.time, sizeof *p->sample.time, perm, n, &spare);
+    permute(&p->sample.weight, sizeof *p->sample.weight, perm, n, &spare);
+    permute(&p->sample.thread, sizeof *p->sample.thread, perm, n, &spare);
+    permute(&p->sample.stack, sizeof *p->sample.stack, perm, n, &spare);
+    permute(&p->sample.event, sizeof *p->sample.event, perm, n, &spare);
+    permute(&p->sample.cpu, sizeof *p->sample.cpu, perm, n, &spare);
     free(perm);
-    free(scratch);
+    free(spare);
     return 0;
 }
 
