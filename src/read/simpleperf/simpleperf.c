@@ -88,11 +88,16 @@ static int key_is(const struct fkey *k, const sp_entry *e)
            k->exec == e->exec;
 }
 
+static uint64_t frame_hash(const sp_entry *e)
+{
+    return pc_mix64(e->vaddr ^ pc_mix64((uint64_t)e->file_id << 32 | (uint32_t)e->symbol_id) ^
+                    e->exec);
+}
+
 static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
 {
     pc_probe pr;
-    uint64_t h = pc_mix64(e->vaddr ^ pc_mix64((uint64_t)e->file_id << 32 |
-                                              (uint32_t)e->symbol_id) ^ e->exec);
+    uint64_t h = frame_hash(e);
     if (pc_htab_reserve(&b->fr.idx, b->fr.n + 1) < 0)
         return PC_NONE;
     pc_probe_start(&b->fr.idx, h, &pr);
@@ -297,6 +302,25 @@ static int on_sample(build *b, const sp_record *rec)
                       rec->sample.raw_error_code, rec->sample.error_addr);
     }
     return p->oom ? nomem(b) : PC_OK;
+}
+
+/* What on_sample will look up first for rec, fetched into the cache
+ * while the records before it are built: the slot of its caller path and
+ * that of its leaf's frame. */
+static void on_record_ahead(void *ctx, const sp_record *rec)
+{
+    build *b = ctx;
+    if (rec->kind != SP_SAMPLE || !rec->sample.n_chain)
+        return;
+    if (rec->sample.raw && b->cc.slot) {
+        uint32_t unwind = rec->sample.has_unwind ? rec->sample.error_code : 0;
+        __builtin_prefetch(&b->cc.slot[cc_hash(rec, unwind) & (CC_SLOTS - 1)]);
+    }
+    if (b->fr.idx.slot) {
+        pc_probe pr;
+        pc_probe_start(&b->fr.idx, frame_hash(&rec->sample.chain[0]), &pr);
+        __builtin_prefetch(&b->fr.idx.slot[pr.i]);
+    }
 }
 
 static int on_file(build *b, const sp_record *rec)
@@ -564,7 +588,7 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
         if (got < 0)
             st = err->status;
     } else {
-        st = sp_read_threaded(&r, o->threads, on_record, &b, err);
+        st = sp_read_threaded(&r, o->threads, on_record, on_record_ahead, &b, err);
     }
     if (st == PC_OK && b.pre_meta && b.max_event >= p->event.n)
         st = src_fail_at(in, err, b.max_event_off, "sample event_type_id %" PRIu32

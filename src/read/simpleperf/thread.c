@@ -44,6 +44,7 @@ enum {
     BATCH_BYTES = 512 << 10,
     MAX_HELPERS = 15,
     LOOKAHEAD = 2,
+    AHEAD = 8,          /* records between ahead() and fn() */
 };
 
 enum { EMPTY, FRAMING, FRAMED, DECODING, DECODED };
@@ -261,14 +262,19 @@ static void *helper(void *arg)
 }
 
 /* Hands b's records to fn in order, with the skips between them. */
-static int build(pipeline *q, batch *b, sp_record_fn fn, void *ctx, pc_error *err)
+static int build(pipeline *q, batch *b, sp_record_fn fn, sp_ahead_fn ahead, void *ctx,
+                 pc_error *err)
 {
     sp_reader *r = q->r;
     int st = PC_OK;
     size_t s = 0;
+    for (size_t k = 0; ahead && k < AHEAD && k < b->n_rec; k++)
+        ahead(ctx, &b->rec[k]);
     for (size_t k = 0; k < b->n_rec && st == PC_OK; k++) {
         for (; s < b->n_skips && b->skips[s].before == k; s++)
             pc_skips_add(&r->skipped, &b->skips[s].err);
+        if (ahead && k + AHEAD < b->n_rec)
+            ahead(ctx, &b->rec[k + AHEAD]);
         st = fn(ctx, &b->rec[k]);
     }
     if (st != PC_OK)
@@ -298,7 +304,8 @@ static int helpers_wanted(int threads)
     return h < 0 ? 0 : h > MAX_HELPERS ? MAX_HELPERS : h;
 }
 
-int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, void *ctx, pc_error *err)
+int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahead, void *ctx,
+                     pc_error *err)
 {
     pipeline *q = calloc(1, sizeof *q);
     if (!q)
@@ -342,7 +349,7 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, void *ctx, pc_e
                                                                      : pick_framed(q, NULL));
             }
             pthread_mutex_unlock(&q->mu);
-            st = build(q, b, fn, ctx, err);
+            st = build(q, b, fn, ahead, ctx, err);
             int last = b->last;
             pthread_mutex_lock(&q->mu);
             b->state = EMPTY;
