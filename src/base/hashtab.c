@@ -1,5 +1,7 @@
 #include "base/hashtab.h"
 
+#include "base/grow.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,9 @@ int pc_htab_reserve(pc_htab *t, size_t n)
     uint64_t *slot = calloc(ncap, sizeof *slot);
     if (!slot)
         return -1;
+    /* Entries land all over the table, so every page of it is written
+     * soon: mapped in one call rather than a fault each. */
+    pc_prefault(slot, 0, ncap * sizeof *slot);
     size_t mask = ncap - 1;
     for (size_t i = 0; i < cap; i++) {
         uint64_t s = t->slot[i];
