@@ -21,23 +21,44 @@ static void permute(void *col, size_t size, const uint32_t *perm, size_t n, void
     *spare = src;
 }
 
-/* Stable merge sort of sample indices by time; tmp holds n indices. */
-static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n,
-                         const uint64_t *time)
+/* The end of the run of idx[i..n) in time order. */
+static size_t run_end(const uint32_t *idx, size_t i, size_t n, const uint64_t *time)
 {
-    if (n < 2)
-        return;
-    size_t h = n / 2;
-    sort_by_time(idx, tmp, h, time);
-    sort_by_time(idx + h, tmp, n - h, time);
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
-        tmp[k++] = time[idx[j]] < time[idx[i]] ? idx[j++] : idx[i++];
-    while (i < h)
-        tmp[k++] = idx[i++];
-    while (j < n)
-        tmp[k++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
+    while (++i < n && time[idx[i]] >= time[idx[i - 1]])
+        ;
+    return i;
+}
+
+/* Stable sort of sample indices by time; tmp holds n indices.  Rows out
+ * of order mostly come as a few interleaved runs in order (a recorder's
+ * per-CPU buffers), so the runs there are are merged, two by two, pass
+ * after pass, rather than the rows sorted from scratch. */
+static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t *time)
+{
+    uint32_t *src = idx, *dst = tmp;
+    for (;;) {
+        size_t runs = 0;
+        for (size_t i = 0; i < n;) {
+            size_t j = run_end(src, i, n, time), k = j < n ? run_end(src, j, n, time) : n;
+            size_t a = i, b = j, o = i;
+            /* Ties take the earlier run's row: the order stays stable. */
+            while (a < j && b < k)
+                dst[o++] = time[src[b]] < time[src[a]] ? src[b++] : src[a++];
+            while (a < j)
+                dst[o++] = src[a++];
+            while (b < k)
+                dst[o++] = src[b++];
+            i = k;
+            runs++;
+        }
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+        if (runs <= 1)
+            break;
+    }
+    if (src != idx)
+        memcpy(idx, src, n * sizeof *idx);
 }
 
 int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,

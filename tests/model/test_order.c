@@ -1,0 +1,118 @@
+/* Rows ordered by thread and time: the order a stable sort gives, whatever
+ * the input's runs and ties, and samples regrouped column by column. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "t.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static uint32_t below(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+static const uint32_t *sort_thread;
+static const uint64_t *sort_time;
+
+/* By thread, time, then input position: a stable order by the first two. */
+static int cmp_rows(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (sort_thread[x] != sort_thread[y])
+        return sort_thread[x] < sort_thread[y] ? -1 : 1;
+    if (sort_time[x] != sort_time[y])
+        return sort_time[x] < sort_time[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* Inputs shaped as recorders write them: each thread's rows in a few
+ * interleaved runs in order (per-CPU buffers), with equal times, plus
+ * wholly shuffled ones and ones in order. */
+TEST(order_by_thread_is_a_stable_sort)
+{
+    enum { N = 5000 };
+    static uint32_t thread[N], perm[N], want[N];
+    static uint64_t time[N];
+    size_t first[9];
+    for (int round = 0; round < 60; round++) {
+        size_t n = 1 + below(N), nt = 1 + below(8);
+        int shape = round % 3, runs = 1 + (int)below(6);
+        uint64_t clock[8] = {0};
+        for (size_t i = 0; i < n; i++) {
+            thread[i] = below((uint32_t)nt);
+            if (shape == 0) {
+                /* A run of each "CPU" in turn, each in time order, few
+                 * distinct times so ties abound. */
+                int cpu = (int)((i * (size_t)runs) / n);
+                clock[cpu] += below(3);
+                time[i] = clock[cpu] + (uint64_t)cpu * 2;
+            } else if (shape == 1) {
+                time[i] = below(50);
+            } else {
+                time[i] = i / 3;
+            }
+        }
+        T_EQ_INT(pc_order_by_thread(thread, time, n, nt, perm, first), 0);
+        for (size_t i = 0; i < n; i++)
+            want[i] = (uint32_t)i;
+        sort_thread = thread;
+        sort_time = time;
+        qsort(want, n, sizeof *want, cmp_rows);
+        if (memcmp(perm, want, n * sizeof *perm) != 0) {
+            t_fail(__FILE__, __LINE__, "round %d (shape %d, %zu rows, %zu threads): "
+                   "not the stable order", round, shape, n, nt);
+            break;
+        }
+        for (size_t t = 0; t <= nt; t++) {
+            size_t count = 0;
+            for (size_t i = 0; i < n; i++)
+                count += thread[i] < t;
+            T_EQ_INT(first[t], count);
+        }
+    }
+}
+
+/* Grouping moves every column with its rows, and leaves room to add more. */
+TEST(group_samples_moves_every_column)
+{
+    pc_profile *p = pc_profile_new();
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    enum { N = 3000 };
+    for (int t = 0; t < 3; t++)
+        T_CHECK(pc_add_thread(p, 100 + t, 100 + t, PC_NONE) != PC_NONE);
+    for (size_t i = 0; i < N; i++) {
+        uint32_t t = (uint32_t)(i % 3);
+        /* Thread 2's rows come in two runs out of order. */
+        uint64_t time = t == 2 ? (i < N / 2 ? 1000 + i : i) : i;
+        pc_add_sample(p, t, time, PC_NONE, (int64_t)i * 7, (uint16_t)(i % 5),
+                      (uint16_t)(i % 11));
+    }
+    T_EQ_INT(pc_group_samples(p), 0);
+    for (size_t k = 0; k < N; k++) {
+        uint32_t t = p->sample.thread[k];
+        T_CHECK(k >= p->sample.first[t] && k < p->sample.first[t + 1]);
+        size_t i = (size_t)(p->sample.weight[k] / 7);
+        if (p->sample.event[k] != i % 5 || p->sample.cpu[k] != i % 11 || i % 3 != t) {
+            t_fail(__FILE__, __LINE__, "row %zu: columns of different samples", k);
+            break;
+        }
+        if (k > p->sample.first[t] && p->sample.time[k] < p->sample.time[k - 1]) {
+            t_fail(__FILE__, __LINE__, "row %zu out of time order", k);
+            break;
+        }
+    }
+    size_t n = p->sample.n;
+    for (size_t i = 0; i < 5000; i++)
+        pc_add_sample(p, 0, 99999 + i, PC_NONE, 1, 0, 0);
+    T_EQ_INT(p->sample.n, n + 5000);
+    T_EQ_INT(p->oom, 0);
+    T_CHECK(p->sample.time[n + 4999] == 99999 + 4999);
+    pc_profile_free(p);
+}
