@@ -191,7 +191,7 @@ struct pc_profile {
         uint16_t *event;
         uint16_t *cpu;     /* PC_NO_CPU when the input does not say */
         size_t n, cap;
-        size_t mapped;     /* rows pc_add_sample has prefaulted */
+        size_t mapped;     /* rows pc_add_sample prefaulted: a hint only */
         size_t read;       /* samples the input held */
         /* After pc_group_samples(): thread t's samples are
          * [first[t], first[t+1]), sorted by time. */

@@ -10,7 +10,7 @@
 
 /* Column *col reordered by perm (new row i takes old row perm[i]) into
  * *spare, which then becomes the column; the column's old block becomes
- * the spare.  Both blocks must hold the column's capacity. */
+ * the spare.  Both blocks must hold n rows of the column. */
 static void permute(void *col, size_t size, const uint32_t *perm, size_t n, void **spare)
 {
     unsigned char *src, *dst = *spare;
@@ -135,9 +135,8 @@ int pc_group_samples(pc_profile *p)
     /* Only now: the ordering's own buffer is gone, so the two are never
      * held at once (with 10M samples, 40 MB less at the peak).  Each
      * column moves into the block the one before it left, widest first,
-     * so every block holds what it takes. */
-    size_t cap = p->sample.cap;
-    void *spare = malloc(cap * sizeof(uint64_t));
+     * so every block holds the n rows; the capacity is n from then on. */
+    void *spare = malloc(n * sizeof(uint64_t));
     if (!spare) {
         free(perm);
         return -1;
@@ -149,6 +148,8 @@ int pc_group_samples(pc_profile *p)
     permute(&p->sample.stack, sizeof *p->sample.stack, perm, n, &spare);
     permute(&p->sample.event, sizeof *p->sample.event, perm, n, &spare);
     permute(&p->sample.cpu, sizeof *p->sample.cpu, perm, n, &spare);
+    p->sample.cap = n;
+    p->sample.mapped = n;
     free(perm);
     free(spare);
     return 0;

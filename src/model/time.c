@@ -2,6 +2,8 @@
  * interval, and the end of what is shown. */
 #include "model/model.h"
 
+#include "base/sort.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +43,27 @@ void pc_note_extent(pc_profile *p)
     p->meta.shown_last = p->meta.last_time;
 }
 
-/* The k-th smallest of d[0..n) (k < n), reordering d: Hoare's selection,
- * the middle of three as pivot.  What a sort would put at d[k], in time
- * linear in n. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The k-th smallest of d[0..n) (k < n), reordering d: what a sort would
+ * put at d[k].  Hoare's selection with the middle of three as pivot, in
+ * time linear in n as a rule; values chosen against it (they come from
+ * the input) could make it quadratic, so past twice the rounds a sort
+ * would take, the rest is sorted. */
 static uint64_t kth_smallest(uint64_t *d, size_t n, size_t k)
 {
-    size_t lo = 0, hi = n - 1;
+    size_t lo = 0, hi = n - 1, rounds = 0, limit = 8;
+    for (size_t m = n; m > 1; m /= 2)
+        limit += 2;
     while (lo < hi) {
+        if (++rounds > limit) {
+            pc_qsort(d + lo, hi - lo + 1, sizeof *d, cmp_u64);
+            break;
+        }
         uint64_t a = d[lo], b = d[lo + (hi - lo) / 2], c = d[hi];
         uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
         size_t i = lo, j = hi;

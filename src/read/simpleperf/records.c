@@ -290,25 +290,36 @@ static const uint8_t *chain_run(const uint8_t *at, const uint8_t *end, uint32_t 
 }
 
 /* Decodes a run of callchain fields that decoded without fault before
- * (so nothing here can fail) into out. */
-static void decode_run(const uint8_t *p, size_t len, sp_entry *out)
+ * into out, n entries at most.  Returns the entries decoded: n, unless
+ * the bytes are not what they were (a broken promise, told as an error
+ * rather than a wrong stack). */
+static size_t decode_run(const uint8_t *p, size_t len, sp_entry *out, size_t n)
 {
     sp_decoder scratch = {0};
     pc_error err;
     dec d = {NULL, &scratch, 0, &err};
     pb_reader run, sub;
     pb_field f;
+    size_t k = 0;
     pb_reader_init(&run, p, len, 0);
-    while (pb_next(&run, &f) > 0) {
+    while (k < n && pb_next(&run, &f) > 0) {
+        if (f.number != 3 || f.wiretype != PB_LEN)
+            return k;
         pb_reader_sub(&run, &f, &sub);
-        dec_entry(&d, &sub, out++);
+        /* A damaged entry would have kept the run out of the memo, and
+         * dec_entry fails only on one (its d.in is never read then). */
+        if (dec_entry(&d, &sub, &out[k]) < 0)
+            return k;
+        k++;
     }
+    return run.p == run.end && scratch.unknown.count == 0 ? k : 0;
 }
 
-void sp_decode_lazy(const sp_record *rec, sp_entry *out)
+int sp_decode_lazy(const sp_record *rec, sp_entry *out)
 {
     out[0] = rec->sample.chain[0];
-    decode_run(rec->sample.raw, rec->sample.raw_len, out + 1);
+    size_t n = rec->sample.n_lazy;
+    return decode_run(rec->sample.raw, rec->sample.raw_len, out + 1, n) == n ? 0 : -1;
 }
 
 static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
@@ -363,7 +374,13 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
                 pc_fail(d->err, PC_ENOMEM, "%s: out of memory", src_name(d->in));
                 return -1;
             }
-            decode_run(raw0, (size_t)(raw1 - raw0), &dc->chain[dc->n_chain]);
+            if (decode_run(raw0, (size_t)(raw1 - raw0), &dc->chain[dc->n_chain], n_lazy) !=
+                n_lazy) {
+                src_fail_at(d->in, d->err, pb_offset(pr, raw0),
+                            "record %zu: a callchain decoded before does not decode again",
+                            d->index);
+                return -1;
+            }
             dc->n_chain += n_lazy;
             n_lazy = 0;
         }

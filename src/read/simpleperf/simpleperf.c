@@ -264,7 +264,9 @@ static int on_sample(build *b, const sp_record *rec)
     if (i > 1 && rec->sample.n_lazy) {
         if (pc_grow(&b->lazy, &b->lazy_cap, rec->sample.n_chain, sizeof *b->lazy, 256) < 0)
             return nomem(b);
-        sp_decode_lazy(rec, b->lazy);
+        if (sp_decode_lazy(rec, b->lazy) < 0)
+            return src_fail_at(b->in, b->err, rec->offset, "record %zu: a callchain decoded "
+                               "before does not decode again", rec->index);
         chain = b->lazy;
     }
     /* When the entry is the frame of the child this stack last had (the

@@ -60,10 +60,11 @@ typedef struct sp_record {
         const sp_entry *chain;  /* leaf first, as in the file */
         size_t n_chain;
         /* The bytes of the callchain's entries past the leaf, as in the
-         * file, when they are one run of fields (NULL otherwise, and with
-         * fewer than two entries), and their pc_hash_bytes: equal bytes
-         * decode to the same entries, so the builder can know a caller
-         * path it has built before without looking at its entries. */
+         * file, when they are one run of fields of at most 64 KiB (NULL
+         * otherwise: other fields between them, a longer run, fewer than
+         * two entries), and their pc_hash_bytes: equal bytes decode to the
+         * same entries, so the builder can know a caller path it has built
+         * before without looking at its entries. */
         const uint8_t *raw;
         uint32_t raw_len;
         uint64_t raw_hash;
@@ -181,8 +182,9 @@ void sp_decoder_fix(const sp_decoder *dc, sp_record *rec);
 
 /* The callchain of a sample whose entries past the leaf were left
  * undecoded (sample.n_lazy), all sample.n_chain of them, into out.  Those
- * bytes decoded without fault before, so this cannot fail. */
-void sp_decode_lazy(const sp_record *rec, sp_entry *out);
+ * bytes decoded without fault before, so this does not fail; -1 would
+ * mean they are not what they were. */
+int sp_decode_lazy(const sp_record *rec, sp_entry *out);
 
 /* Adds dc's count of unknown fields to r's (r's first stays first) and
  * clears it. */

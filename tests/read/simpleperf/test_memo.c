@@ -28,14 +28,16 @@ enum {
     PLAIN,       /* as simpleperf writes them */
     UNKNOWN,     /* one entry past the leaf has a field 7 */
     CUT,         /* the time field again between the second and third entry */
-    LONG_TAG,    /* the last entry's tag in two bytes */
+    LONG_TAG,    /* one more entry past the root, its tag in two bytes */
+    TAIL,        /* one more entry past the root, after the event_count field */
     N_WAYS,
 };
 
 typedef struct sample {
     int depth, way;
-    spe_frame chain[MAX_DEPTH];  /* leaf first */
-    uint32_t error_code;         /* 0: unwound in full */
+    int path, base;                  /* the caller path, and depth without the extra entry */
+    spe_frame chain[MAX_DEPTH + 1];  /* leaf first */
+    uint32_t error_code;             /* 0: unwound in full */
 } sample;
 
 static uint64_t rng = 88172645463325252ULL;
@@ -83,8 +85,11 @@ static void put_sample(spe *e, const sample *s, uint64_t time)
     for (int i = 0; i < s->depth; i++) {
         if (s->way == CUT && i == 2)
             pb_uint(&rec, 1, time);
+        int extra = i == s->depth - 1 && s->depth > s->base;
+        if (extra && s->way == TAIL)
+            pb_uint(&rec, 4, 1000000);
         put_entry(&rec, &s->chain[i], s->way == UNKNOWN && i == s->depth / 2 && i > 0,
-                  s->way == LONG_TAG && i == s->depth - 1 && i > 1);
+                  extra && s->way == LONG_TAG);
     }
     pb_uint(&rec, 4, 1000000);
     pb_uint(&rec, 5, 0);
@@ -115,14 +120,19 @@ static void make_file(spe *e, sample *out)
     spe_meta(e, events, 1, "com.example", "debuggable", "33", "user", 0);
     for (int i = 0; i < N_SAMPLES; i++) {
         sample *s = &out[i];
-        const spe_frame *path = paths[below(N_PATHS)];
-        s->depth = 2 + (int)below(MAX_DEPTH - 1);
+        s->path = (int)below(N_PATHS);
+        const spe_frame *path = paths[s->path];
+        s->base = s->depth = 2 + (int)below(MAX_DEPTH - 1);
         s->way = below(4) ? PLAIN : (int)below(N_WAYS);
         s->error_code = below(8) == 0 ? 1 + below(3) : 0;
-        /* The path's outermost depth - 1 callers, root last, and a leaf. */
+        /* The path's outermost depth - 1 callers, root last, and a leaf;
+         * the callers are those of earlier samples of the same path and
+         * depth, so what follows them must be decoded after all. */
         for (int d = 1; d < s->depth; d++)
             s->chain[d] = path[MAX_DEPTH - s->depth + d];
         s->chain[0] = (spe_frame){0x9000 + 4 * (uint64_t)below(8), 0, (int32_t)below(N_SYMS), 0};
+        if (s->way == LONG_TAG || s->way == TAIL)
+            s->chain[s->depth++] = (spe_frame){0x7000, 0, N_SYMS - 1, -1};
         put_sample(e, s, 1000000000ULL + (uint64_t)i * 1000000);
     }
     const char *names[N_SYMS];
@@ -154,7 +164,8 @@ TEST(sp_memo_same_records)
     if (t_case_failures())
         return;
     static sp_entry full[MAX_DEPTH + 1];
-    size_t samples = 0, lazy = 0, lazy_long = 0, lazy_unknown = 0;
+    size_t samples = 0, lazy = 0, lazy_extra = 0, lazy_unknown = 0, after_known = 0;
+    static char plain_seen[N_PATHS][MAX_DEPTH + 1];
     for (;;) {
         sp_record a, b;
         int ga = sp_next(&r[0], &a, &err), gb = sp_next(&r[1], &b, &err);
@@ -174,10 +185,10 @@ TEST(sp_memo_same_records)
         const sp_entry *got = b.sample.chain;
         if (b.sample.n_lazy) {
             lazy++;
-            lazy_long += want->way == LONG_TAG && want->depth > 2;
+            lazy_extra += want->depth > want->base;
             lazy_unknown += want->way == UNKNOWN;
             T_EQ_INT(b.sample.n_lazy + 1, b.sample.n_chain);
-            sp_decode_lazy(&b, full);
+            T_EQ_INT(sp_decode_lazy(&b, full), 0);
             got = full;
         }
         for (size_t i = 0; i < a.sample.n_chain && i < b.sample.n_chain; i++) {
@@ -190,17 +201,24 @@ TEST(sp_memo_same_records)
                 break;
             }
         }
+        /* Extra entries after callers the memo holds: decoded after all. */
+        if (want->depth > want->base && plain_seen[want->path][want->base])
+            after_known++;
+        if (want->way == PLAIN)
+            plain_seen[want->path][want->base] = 1;
         /* What the builder keys its stacks on: the same bytes either way. */
         T_EQ_INT(a.sample.raw_len, b.sample.raw_len);
         T_CHECK(a.sample.raw_hash == b.sample.raw_hash);
-        T_CHECK((a.sample.raw == NULL) == (want->depth < 2 || (want->way == CUT && want->depth > 2)));
+        T_CHECK((a.sample.raw == NULL) ==
+                (want->depth < 2 || (want->way == CUT && want->depth > 2) || want->way == TAIL));
     }
     T_EQ_INT(samples, N_SAMPLES);
     /* The memo was used; never for a run with an unknown field, and a run
      * followed by more entries was decoded after all. */
     T_CHECK(lazy > N_SAMPLES / 2);
     T_EQ_INT(lazy_unknown, 0);
-    T_EQ_INT(lazy_long, 0);
+    T_EQ_INT(lazy_extra, 0);
+    T_CHECK(after_known > 20);
     T_EQ_INT(r[0].unknown.count, r[1].unknown.count);
     T_EQ_INT(r[0].unknown.record, r[1].unknown.record);
     T_CHECK(r[0].unknown.offset == r[1].unknown.offset && r[0].unknown.count > 0);
@@ -250,6 +268,78 @@ TEST(sp_caller_paths_built_once)
             for (size_t d = keep; d-- > 0;)
                 len += (size_t)snprintf(want + len, sizeof want - len, "fn_%d%s",
                                         (int)w->chain[d].sym, d ? ";" : "");
+            const char *got = stack_text(p, p->sample.stack[i]);
+            if (strcmp(got, want) != 0) {
+                t_fail(__FILE__, __LINE__, "sample %zu: %s, want %s", i, got, want);
+                break;
+            }
+        }
+        pc_profile_free(p);
+    }
+    spe_free(&e);
+}
+
+/* More caller paths than either cache holds (a decoder's memo keeps 1 MiB
+ * of runs, the builder 4 MiB), each met three times in a row, so both are
+ * emptied again and again and fill up anew: the stacks stay right, on
+ * one thread and on several. */
+TEST(sp_caller_path_caches_refill)
+{
+    enum { PATHS = 12000, DEPTH = 60, SYMS = 64, REPEAT = 3 };
+    static const char *const events[] = {"cpu-clock"};
+    static int32_t sym[PATHS][DEPTH];   /* root first */
+    static int32_t leaf[PATHS * REPEAT];
+    spe e;
+    spe_frame chain[DEPTH + 1];
+    size_t run_bytes = 0;
+    spe_begin(&e);
+    spe_meta(&e, events, 1, "com.example", "debuggable", "33", "user", 0);
+    for (size_t p = 0; p < PATHS; p++) {
+        for (int d = 0; d < DEPTH; d++)
+            sym[p][d] = (int32_t)below(SYMS);
+        size_t before = e.out.len;
+        for (int r = 0; r < REPEAT; r++) {
+            size_t i = p * REPEAT + (size_t)r;
+            leaf[i] = (int32_t)below(SYMS);
+            chain[0] = (spe_frame){0x9000 + 4 * (uint64_t)below(64), 0, leaf[i], 0};
+            for (int d = 0; d < DEPTH; d++)
+                chain[DEPTH - d] = (spe_frame){0x1000 + 0x40 * (uint64_t)d, 0, sym[p][d], 1};
+            spe_sample(&e, 1000000000ULL + i * 1000, 7, 1000000, 0, chain, DEPTH + 1, NULL);
+        }
+        run_bytes += (e.out.len - before) / REPEAT;
+    }
+    const char *names[SYMS];
+    char buf[SYMS][16];
+    for (int k = 0; k < SYMS; k++) {
+        snprintf(buf[k], sizeof buf[k], "fn_%d", k);
+        names[k] = buf[k];
+    }
+    spe_file(&e, 0, "/system/lib64/libfoo.so", names, SYMS);
+    spe_thread(&e, 7, 7, "main");
+    spe_end(&e);
+    /* The premise: the runs' bytes are well past what the caches hold. */
+    T_CHECK(run_bytes > 6u << 20);
+    static const int threads[] = {1, 4};
+    static char want[DEPTH * 8 + 16];
+    for (size_t k = 0; k < 2; k++) {
+        t_case("threads %d", threads[k]);
+        pc_options o;
+        pc_options_init(&o);
+        o.threads = threads[k];
+        o.remove_gaps = 0;
+        pc_profile *p = NULL;
+        pc_error err;
+        int st = convert_bytes_unchecked(e.out.data, e.out.len, &o, &p, &err);
+        T_EQ_INT(st, PC_OK);
+        if (st != PC_OK)
+            continue;
+        T_EQ_INT(p->sample.n, PATHS * REPEAT);
+        for (size_t i = 0; i < p->sample.n && i < PATHS * REPEAT; i++) {
+            size_t len = 0;
+            for (int d = 0; d < DEPTH; d++)
+                len += (size_t)snprintf(want + len, sizeof want - len, "fn_%d;",
+                                        (int)sym[i / REPEAT][d]);
+            snprintf(want + len, sizeof want - len, "fn_%d", (int)leaf[i]);
             const char *got = stack_text(p, p->sample.stack[i]);
             if (strcmp(got, want) != 0) {
                 t_fail(__FILE__, __LINE__, "sample %zu: %s, want %s", i, got, want);
