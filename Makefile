@@ -53,7 +53,7 @@ TEST_SRC := $(sort $(shell find tests -name '*.c'))
 FUZZ_SRC := $(wildcard fuzz/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(FUZZ_SRC:%.c=$(BUILD)/%.o)
 DEPFLAGS = -MMD -MP
-TEST_INC := -Itests -Itests/support -Ifuzz
+TEST_INC := -Itests -Itests/support -Ifuzz -Ibench
 BENCH_TOOLS := $(BUILD)/gen-simpleperf $(BUILD)/gen-perfetto $(BUILD)/gen-unsymbolized $(BUILD)/skim $(BUILD)/gen-heap-graph
 
 # The shared library's soname changes with the major version only.

@@ -4,17 +4,9 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "gen_common.h"
 #include "t.h"
 
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static uint32_t below(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % n);
-}
 
 static const uint32_t *sort_thread;
 static const uint64_t *sort_time;
@@ -35,6 +27,7 @@ static int cmp_rows(const void *a, const void *b)
  * wholly shuffled ones and ones in order. */
 TEST(order_by_thread_is_a_stable_sort)
 {
+    rng_state = 0x2545f4914f6cdd1dULL;
     enum { N = 5000 };
     static uint32_t thread[N], perm[N], want[N];
     static uint64_t time[N];
@@ -44,7 +37,7 @@ TEST(order_by_thread_is_a_stable_sort)
         int shape = round % 3, runs = 1 + (int)below(6);
         uint64_t clock[8] = {0};
         for (size_t i = 0; i < n; i++) {
-            thread[i] = below((uint32_t)nt);
+            thread[i] = (uint32_t)below((long)nt);
             if (shape == 0) {
                 /* A run of each "CPU" in turn, each in time order, few
                  * distinct times so ties abound. */

@@ -17,41 +17,9 @@
 #include "io/source.h"
 
 /* A decoder's memo of the caller paths (a sample's entries past the leaf)
- * it has decoded without fault or unknown field: their bytes, by hash,
- * direct-mapped, emptied whenever its bytes reach MEMO_BYTES. */
+ * it has decoded without fault or unknown field, kept as their entry
+ * counts by their bytes. */
 enum { MEMO_SLOTS = 1 << 13, MEMO_BYTES = 1 << 20, MEMO_MAX_RUN = 64 << 10 };
-
-struct sp_memo {
-    struct memo_slot {
-        uint64_t hash;
-        uint32_t at;      /* 1 + where the run starts in bytes; 0: empty */
-        uint32_t len, n;  /* bytes, entries */
-    } slot[MEMO_SLOTS];
-    uint8_t *bytes;
-    size_t n_bytes, cap_bytes;
-    /* Where runs are seldom met again (every stack new), keeping them
-     * costs without paying: after a window of MEMO_WINDOW samples that
-     * found less than one in 16, the next MEMO_REST are decoded as
-     * without a memo. */
-    uint32_t tried, found, rest;
-};
-
-enum { MEMO_WINDOW = 4096, MEMO_REST = 1 << 16 };
-
-/* Whether to look for this sample's run; counts the window. */
-static int memo_try(struct sp_memo *m)
-{
-    if (m->rest) {
-        m->rest--;
-        return 0;
-    }
-    if (++m->tried == MEMO_WINDOW) {
-        if (m->found < MEMO_WINDOW / 16)
-            m->rest = MEMO_REST;
-        m->tried = m->found = 0;
-    }
-    return 1;
-}
 
 int sp_detect(const uint8_t *data, size_t len)
 {
@@ -88,9 +56,7 @@ void sp_close(sp_reader *r)
 
 void sp_decoder_free(sp_decoder *dc)
 {
-    if (dc->memo)
-        free(dc->memo->bytes);
-    free(dc->memo);
+    pc_bcache_free(&dc->memo);
     free(dc->chain);
     free(dc->strs[0]);
     free(dc->strs[1]);
@@ -241,37 +207,6 @@ static int dec_unwind(dec *d, pb_reader *pr, sp_record *rec)
     return got;
 }
 
-static struct memo_slot *memo_slot(struct sp_memo *m, uint64_t hash)
-{
-    return &m->slot[hash & (MEMO_SLOTS - 1)];
-}
-
-/* The entries of the run of len bytes at p if the memo holds it, else 0. */
-static uint32_t memo_find(struct sp_memo *m, const uint8_t *p, uint32_t len, uint64_t hash)
-{
-    const struct memo_slot *s = memo_slot(m, hash);
-    if (!s->at || s->hash != hash || s->len != len ||
-        memcmp(m->bytes + s->at - 1, p, len) != 0)
-        return 0;
-    return s->n;
-}
-
-static void memo_keep(struct sp_memo *m, const uint8_t *p, uint32_t len, uint64_t hash,
-                      uint32_t n)
-{
-    if (m->n_bytes + len > MEMO_BYTES) {
-        memset(m->slot, 0, sizeof m->slot);
-        m->n_bytes = 0;
-    }
-    /* Without memory the run is only not kept: the memo is a shortcut. */
-    if (pc_grow(&m->bytes, &m->cap_bytes, m->n_bytes + len, 1, 64 << 10) < 0)
-        return;
-    memcpy(m->bytes + m->n_bytes, p, len);
-    struct memo_slot *s = memo_slot(m, hash);
-    *s = (struct memo_slot){hash, (uint32_t)m->n_bytes + 1, len, n};
-    m->n_bytes += len;
-}
-
 /* From at, a run of callchain fields as simpleperf writes them (a 0x1a
  * tag, a length that fits): its end, and *n its fields. */
 static const uint8_t *chain_run(const uint8_t *at, const uint8_t *end, uint32_t *n)
@@ -338,8 +273,8 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
     uint64_t lazy_hash = 0;
     int use_memo = 0;
     memset(&rec->sample, 0, sizeof rec->sample);
-    if (dc->memo_on && !dc->memo && !(dc->memo = calloc(1, sizeof *dc->memo)))
-        dc->memo_on = 0;   /* decoded in full, as without a memo */
+    if (dc->memo_on && !dc->memo.n_slots)
+        pc_bcache_init(&dc->memo, MEMO_SLOTS, MEMO_BYTES);
     for (;;) {
         /* Fast path for callchain entries, most of a sample: the tag
          * byte, a short length that fits, no pb_field. */
@@ -393,14 +328,13 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
              * it is. */
             raw0 = at;
             unknown0 = dc->unknown.count;
-            use_memo = dc->memo_on && memo_try(dc->memo);
+            use_memo = dc->memo_on && pc_bcache_try(&dc->memo);
             if (use_memo) {
                 uint32_t n;
                 const uint8_t *e = chain_run(at, pr->end, &n);
                 if (n && e - at <= MEMO_MAX_RUN) {
                     uint64_t h = pc_hash_bytes(at, (size_t)(e - at));
-                    if (memo_find(dc->memo, at, (uint32_t)(e - at), h) == n) {
-                        dc->memo->found++;
+                    if (pc_bcache_find(&dc->memo, h, at, (uint32_t)(e - at), 0) == n) {
                         n_lazy = n;
                         lazy_hash = h;
                         raw1 = pr->p = e;
@@ -428,8 +362,8 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
         rec->sample.raw_len = (uint32_t)(raw1 - raw0);
         rec->sample.raw_hash = pc_hash_bytes(raw0, rec->sample.raw_len);
         if (use_memo && dc->unknown.count == unknown0)
-            memo_keep(dc->memo, raw0, rec->sample.raw_len, rec->sample.raw_hash,
-                      (uint32_t)(rec->sample.n_chain - 1));
+            pc_bcache_keep(&dc->memo, rec->sample.raw_hash, raw0, rec->sample.raw_len, 0,
+                           (uint32_t)(rec->sample.n_chain - 1));
     }
     return got;
 }

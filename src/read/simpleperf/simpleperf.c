@@ -37,22 +37,9 @@ typedef struct build {
 
     pc_thread_index threads;  /* by tid: pids come later, in Thread records */
 
-    /* The stacks of chains built before, by the chain's bytes (see
-     * on_sample).  Direct-mapped and bounded: a slot holds the latest
-     * chain that hashed there, and when the bytes kept reach CC_BYTES
-     * every slot is emptied, so a file of ever new chains costs a copy
-     * of each and no more memory. */
-    struct {
-        struct cc_slot {
-            uint64_t hash;
-            uint32_t at;      /* 1 + where the key starts in bytes; 0: empty */
-            uint32_t stack;
-        } *slot;
-        uint8_t *bytes;       /* keys: 4-byte length, 4-byte unwinding error, the bytes */
-        size_t n, cap;
-        int off;              /* out of memory once: no more caching */
-        uint32_t tried, found, rest;  /* as a decoder's memo does (records.c) */
-    } cc;
+    /* The stack above the leaf of each caller path built before, by the
+     * path's bytes and the unwinding error (see on_sample). */
+    pc_bcache cc;
     sp_entry *lazy;           /* a callchain the decoder left undecoded */
     size_t lazy_cap;
 
@@ -140,78 +127,11 @@ static const char *error_name(uint32_t code, char buf[32], int full)
     return full ? name : name + 6;
 }
 
-enum {
-    CC_SLOTS = 1 << 15,
-    CC_BYTES = 4 << 20,
-    CC_MAX_KEY = 64 << 10,
-    CC_WINDOW = 4096,
-    CC_REST = 1 << 16,
-};
+enum { CC_SLOTS = 1 << 15, CC_BYTES = 4 << 20 };
 
 static uint64_t cc_hash(const sp_record *rec, uint32_t unwind)
 {
     return rec->sample.raw_hash ^ pc_mix64(unwind);
-}
-
-/* The stack built before from the same chain bytes and unwinding error,
- * or PC_NONE; *slot is where to keep this one's once built (NULL: not
- * kept). */
-static uint32_t cc_find(build *b, const sp_record *rec, uint32_t unwind,
-                        struct cc_slot **slot)
-{
-    *slot = NULL;
-    uint32_t len = rec->sample.raw_len;
-    if (!rec->sample.raw || len > CC_MAX_KEY || b->cc.off)
-        return PC_NONE;
-    if (b->cc.rest) {
-        b->cc.rest--;
-        return PC_NONE;
-    }
-    if (++b->cc.tried == CC_WINDOW) {
-        if (b->cc.found < CC_WINDOW / 16)
-            b->cc.rest = CC_REST;
-        b->cc.tried = b->cc.found = 0;
-    }
-    if (!b->cc.slot && !(b->cc.slot = calloc(CC_SLOTS, sizeof *b->cc.slot))) {
-        b->cc.off = 1;
-        return PC_NONE;
-    }
-    uint64_t h = cc_hash(rec, unwind);
-    struct cc_slot *s = &b->cc.slot[h & (CC_SLOTS - 1)];
-    *slot = s;
-    if (!s->at || s->hash != h)
-        return PC_NONE;
-    const uint8_t *k = b->cc.bytes + s->at - 1;
-    uint32_t klen, kunwind;
-    memcpy(&klen, k, 4);
-    memcpy(&kunwind, k + 4, 4);
-    if (klen != len || kunwind != unwind || memcmp(k + 8, rec->sample.raw, len) != 0)
-        return PC_NONE;
-    b->cc.found++;
-    return s->stack;
-}
-
-static void cc_keep(build *b, const sp_record *rec, uint32_t unwind,
-                    struct cc_slot *s, uint32_t stack)
-{
-    uint32_t len = rec->sample.raw_len;
-    size_t need = 8 + (size_t)len;
-    if (b->cc.n + need > CC_BYTES) {
-        memset(b->cc.slot, 0, CC_SLOTS * sizeof *b->cc.slot);
-        b->cc.n = 0;
-    }
-    if (pc_grow(&b->cc.bytes, &b->cc.cap, b->cc.n + need, 1, 64 << 10) < 0) {
-        b->cc.off = 1;
-        return;
-    }
-    uint8_t *k = b->cc.bytes + b->cc.n;
-    memcpy(k, &len, 4);
-    memcpy(k + 4, &unwind, 4);
-    memcpy(k + 8, rec->sample.raw, len);
-    s->hash = cc_hash(rec, unwind);
-    s->at = (uint32_t)b->cc.n + 1;
-    s->stack = stack;
-    b->cc.n += need;
 }
 
 static int on_sample(build *b, const sp_record *rec)
@@ -246,13 +166,16 @@ static int on_sample(build *b, const sp_record *rec)
      * lookup and a comparison of bytes, instead of a frame and a
      * stack-tree step per entry.  It is the stack the steps would reach,
      * as every frame and stack on the path exists already. */
-    struct cc_slot *slot = NULL;
-    uint32_t known = n_chain >= 2 ? cc_find(b, rec, unwind, &slot) : PC_NONE;
+    const uint8_t *raw = rec->sample.raw;
+    int keep = n_chain >= 2 && raw && pc_bcache_try(&b->cc);
+    uint64_t hash = keep ? cc_hash(rec, unwind) : 0;
+    uint32_t known = keep ? pc_bcache_find(&b->cc, hash, raw, rec->sample.raw_len, unwind)
+                          : PC_NONE;
     size_t i = n_chain;
     if (known != PC_NONE) {
         stack = known;
         i = 1;
-        slot = NULL;
+        keep = 0;
     } else if (unwind_error) {
         sp_entry root = {0, 0, (int32_t)rec->sample.error_code, UNWIND_FRAME, 0};
         uint32_t frame = frame_of(b, &root, rec->offset);
@@ -273,8 +196,8 @@ static int on_sample(build *b, const sp_record *rec)
      * previous sample's path, mostly), frame and stack are known without
      * hashing. */
     while (i-- > 0) {
-        if (i == 0 && slot && stack != PC_NONE && !p->oom)
-            cc_keep(b, rec, unwind, slot, stack);
+        if (i == 0 && keep && stack != PC_NONE && !p->oom)
+            pc_bcache_keep(&b->cc, hash, raw, rec->sample.raw_len, unwind, stack);
         const sp_entry *e = &chain[i];
         uint32_t last = stack == PC_NONE ? p->stack.root_child
                         : p->stack.child[stack];
@@ -316,7 +239,7 @@ static void on_record_ahead(void *ctx, const sp_record *rec)
         return;
     if (rec->sample.raw && b->cc.slot) {
         uint32_t unwind = rec->sample.has_unwind ? rec->sample.error_code : 0;
-        __builtin_prefetch(&b->cc.slot[cc_hash(rec, unwind) & (CC_SLOTS - 1)]);
+        __builtin_prefetch(&b->cc.slot[cc_hash(rec, unwind) & (b->cc.n_slots - 1)]);
     }
     if (b->fr.idx.slot) {
         pc_probe pr;
@@ -511,9 +434,8 @@ static void orphans_own_process(build *b)
 
 static void free_build(build *b)
 {
-    free(b->cc.slot);
+    pc_bcache_free(&b->cc);
     free(b->lazy);
-    free(b->cc.bytes);
     free(b->fr.key);
     free(b->fr.first_off);
     pc_htab_free(&b->fr.idx);
@@ -584,6 +506,7 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
         return st;
     r.keep_going = o->keep_going;
     r.memo = 1;
+    pc_bcache_init(&b.cc, CC_SLOTS, CC_BYTES);
     if (o->threads == 1) {
         while ((got = sp_next(&r, &rec, err)) > 0 && (st = on_record(&b, &rec)) == PC_OK)
             ;

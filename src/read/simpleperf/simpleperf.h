@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/bytecache.h"
 #include "read/read.h"
 #include "model/model.h"
 #include "profconv.h"
@@ -124,10 +125,10 @@ typedef struct sp_decoder {
     size_t n_strs[2], strs_cap[2];
     sp_unknown unknown;
     /* Set memo_on to let the decoder keep the caller paths it decodes
-     * and leave undecoded the ones it meets again (sample.n_lazy); NULL
-     * until first used, freed with the decoder. */
+     * and leave undecoded the ones it meets again (sample.n_lazy); the
+     * memo is sized at first use and freed with the decoder. */
     int memo_on;
-    struct sp_memo *memo;
+    pc_bcache memo;
 } sp_decoder;
 
 typedef struct sp_reader {

@@ -7,18 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_common.h"
 #include "read/perfetto/clock.h"
 #include "t.h"
 
-static uint64_t rng = 12345;
-
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* The reference hop, by a scan of every snapshot. */
 static uint64_t ref_hop(const pf_clock_edge *e, uint64_t t)
@@ -43,6 +35,7 @@ static const pf_clock_edge *find_edge(const pf_clocks *c, uint64_t a, uint64_t b
 
 TEST(perfetto_clock_conversion_matches_a_scan)
 {
+    rng_state = 12345;
     for (int round = 0; round < 2; round++) {
         pf_clocks c;
         memset(&c, 0, sizeof c);
@@ -68,7 +61,7 @@ TEST(perfetto_clock_conversion_matches_a_scan)
         T_EQ_INT(a->unsorted, round);
         size_t same = 0, n = 20000;
         for (size_t i = 0; i < n; i++) {
-            uint64_t t = next() % (3001ull * 100000000u);
+            uint64_t t = rnd() % (3001ull * 100000000u);
             uint64_t got, want = ref_hop(b, ref_hop(a, t));
             T_EQ_INT(pf_clocks_convert(&c, k64, t, &got), 0);
             same += got == want;
@@ -96,6 +89,7 @@ TEST(perfetto_clock_conversion_matches_a_scan)
  * still being added. */
 TEST(perfetto_clock_remembered_snapshot_matches_a_scan)
 {
+    rng_state = 12345;
     pf_clocks c;
     memset(&c, 0, sizeof c);
     c.trace_clock = PF_CLOCK_BOOTTIME;
@@ -113,15 +107,15 @@ TEST(perfetto_clock_remembered_snapshot_matches_a_scan)
         if (!e)
             break;
         for (int k = 0; k < 3; k++, n++) {
-            uint64_t r = next() % 100;
+            uint64_t r = rnd() % 100;
             if (r < 70)
-                t += next() % 700;            /* on, or just past */
+                t += rnd() % 700;            /* on, or just past */
             else if (r < 85)
                 t = at;                       /* exactly on the newest */
             else if (r < 95)
-                t = next() % (at + 2000);     /* anywhere, back or ahead */
+                t = rnd() % (at + 2000);     /* anywhere, back or ahead */
             else
-                t = next() % 100;             /* before every snapshot */
+                t = rnd() % 100;             /* before every snapshot */
             uint64_t got;
             T_EQ_INT(pf_clocks_convert(&c, PF_CLOCK_MONOTONIC, t, &got), 0);
             same += got == ref_hop(e, t);

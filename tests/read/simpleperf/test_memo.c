@@ -13,6 +13,7 @@
 #include "io/source.h"
 #include "read/simpleperf/simpleperf.h"
 #include "sp_encode.h"
+#include "gen_common.h"
 #include "t.h"
 #include "test_util.h"
 
@@ -40,15 +41,6 @@ typedef struct sample {
     uint32_t error_code;             /* 0: unwound in full */
 } sample;
 
-static uint64_t rng = 88172645463325252ULL;
-
-static uint32_t below(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % n);
-}
 
 static void put_entry(pb_buf *b, const spe_frame *f, int unknown, int long_tag)
 {
@@ -105,11 +97,27 @@ static void put_sample(spe *e, const sample *s, uint64_t time)
     pb_buf_free(&rec);
 }
 
+/* Ends a file: one library whose n_syms symbols are fn_0, fn_1, ..., and
+ * thread 7, "main". */
+static void end_file(spe *e, int n_syms)
+{
+    const char *names[64];
+    char buf[64][16];
+    for (int k = 0; k < n_syms && k < 64; k++) {
+        snprintf(buf[k], sizeof buf[k], "fn_%d", k);
+        names[k] = buf[k];
+    }
+    spe_file(e, 0, "/system/lib64/libfoo.so", names, (size_t)(n_syms < 64 ? n_syms : 64));
+    spe_thread(e, 7, 7, "main");
+    spe_end(e);
+}
+
 /* A file of N_SAMPLES samples on one thread whose caller paths come from
  * N_PATHS (so most are met again) and whose leaves vary; the samples in
  * *out. */
 static void make_file(spe *e, sample *out)
 {
+    rng_state = 88172645463325252ULL;
     static const char *const events[] = {"cpu-clock"};
     spe_frame paths[N_PATHS][MAX_DEPTH];
     for (int p = 0; p < N_PATHS; p++)
@@ -135,15 +143,7 @@ static void make_file(spe *e, sample *out)
             s->chain[s->depth++] = (spe_frame){0x7000, 0, N_SYMS - 1, -1};
         put_sample(e, s, 1000000000ULL + (uint64_t)i * 1000000);
     }
-    const char *names[N_SYMS];
-    char buf[N_SYMS][16];
-    for (int k = 0; k < N_SYMS; k++) {
-        snprintf(buf[k], sizeof buf[k], "fn_%d", k);
-        names[k] = buf[k];
-    }
-    spe_file(e, 0, "/system/lib64/libfoo.so", names, N_SYMS);
-    spe_thread(e, 7, 7, "main");
-    spe_end(e);
+    end_file(e, N_SYMS);
 }
 
 /* Every record as sp_next gives it, with or without the memo: the same
@@ -285,6 +285,7 @@ TEST(sp_caller_paths_built_once)
  * one thread and on several. */
 TEST(sp_caller_path_caches_refill)
 {
+    rng_state = 88172645463325252ULL;
     enum { PATHS = 12000, DEPTH = 60, SYMS = 64, REPEAT = 3 };
     static const char *const events[] = {"cpu-clock"};
     static int32_t sym[PATHS][DEPTH];   /* root first */
@@ -308,15 +309,7 @@ TEST(sp_caller_path_caches_refill)
         }
         run_bytes += (e.out.len - before) / REPEAT;
     }
-    const char *names[SYMS];
-    char buf[SYMS][16];
-    for (int k = 0; k < SYMS; k++) {
-        snprintf(buf[k], sizeof buf[k], "fn_%d", k);
-        names[k] = buf[k];
-    }
-    spe_file(&e, 0, "/system/lib64/libfoo.so", names, SYMS);
-    spe_thread(&e, 7, 7, "main");
-    spe_end(&e);
+    end_file(&e, SYMS);
     /* The premise: the runs' bytes are well past what the caches hold. */
     T_CHECK(run_bytes > 6u << 20);
     static const int threads[] = {1, 4};
