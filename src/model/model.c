@@ -259,16 +259,14 @@ uint32_t pc_process_name(const pc_profile *p, int64_t pid)
 
 enum { PREFAULT_ROWS = 1 << 15 };
 
-void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
+int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
     struct pc_col cols[] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
                             PC_COL(p->sample.time), PC_COL(p->sample.weight),
                             PC_COL(p->sample.event), PC_COL(p->sample.cpu)};
-    if (p->oom || pc_grow_cols(&p->sample.cap, p->sample.n + 1, cols, 6) < 0) {
-        pc_oom(p);
-        return;
-    }
+    if (pc_grow_cols(&p->sample.cap, p->sample.n + 1, cols, 6) < 0)
+        return -1;
     size_t i = p->sample.n++;
     if (i >= p->sample.mapped) {
         /* The next rows' pages, a block at a time (see pc_prefault). */
@@ -283,6 +281,14 @@ void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
     p->sample.weight[i] = weight;
     p->sample.event[i] = event;
     p->sample.cpu[i] = cpu;
+    return 0;
+}
+
+void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
+                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
+{
+    if (p->oom || pc_push_sample(p, thread, time, stack, weight, event, cpu) < 0)
+        pc_oom(p);
 }
 
 void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,

@@ -340,6 +340,11 @@ void pc_set_process_name(pc_profile *p, int64_t pid, uint32_t name);
 uint32_t pc_process_name(const pc_profile *p, int64_t pid);
 void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
+/* pc_add_sample that neither reads nor sets p->oom: 0, or -1 out of
+ * memory.  For a thread that owns the sample table while another sets
+ * p->oom (the Perfetto reader's pipe). */
+int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
+                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
 /* A heap dump row: cumulative values of one callsite of one heap. */
 void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
                  uint64_t time, uint32_t stack, uint64_t alloc, uint64_t freed,

@@ -370,6 +370,18 @@ int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
         r->st.needs_state++;
         return PC_OK;
     }
+    /* Packets that touch neither the stack tree nor the sample table
+     * leave the perf samples queued (pipe.c); the others wait for them. */
+    switch (payload.number) {
+    case TP_PERF_SAMPLE: case TP_CLOCK_SNAPSHOT: case TP_PROCESS_TREE:
+    case TP_PROCESS_DESCRIPTOR: case TP_THREAD_DESCRIPTOR: case TP_TRACK_DESCRIPTOR:
+    case TP_MODULE_SYMBOLS: case TP_DEOBFUSCATION: case TP_COMPRESSED:
+    case TP_ZSTD_COMPRESSED: case TP_STREAMING_ALLOC: case TP_STREAMING_FREE:
+        break;
+    default:
+        if (pf_pipe_drain(r) < 0)
+            return pf_nomem(r);
+    }
     pb_reader_sub(&pr, &payload, &sub);
     switch (payload.number) {
     case TP_CLOCK_SNAPSHOT: return pf_on_clock_snapshot(r, &sub, seq_id);

@@ -108,6 +108,7 @@ static int stream_strict(pf_reader *r)
 
 static void reader_free(pf_reader *r)
 {
+    pf_pipe_free(r);
     for (size_t i = 0; i < r->n_seqs; i++)
         pf_seq_free(&r->seqs[i]);
     free(r->seqs);
@@ -312,6 +313,8 @@ int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
     r.chrome_event = PF_NO_EVENT;
     p->meta.source = pc_intern_cstr(p, "Perfetto");
     int st = stream(&r);
+    if (pf_pipe_end(&r) < 0 && st == PC_OK)
+        st = pf_nomem(&r);
     /* A dump the trace ends inside still has what arrived of it. */
     for (size_t i = 0; st == PC_OK && i < r.n_seqs; i++)
         if (r.seqs[i].in_dump && r.seqs[i].hd.n)

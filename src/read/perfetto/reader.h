@@ -14,6 +14,8 @@
  *   symbols.c         ModuleSymbols and DeobfuscationMapping
  *   names.c           names, symbols and deobfuscation, resolved once the
  *                     whole trace is read
+ *   pipe.c            perf samples' stack-tree steps and rows on a second
+ *                     thread
  * with clock.c (the clock graph), intern.c (interned tables) and heap.c
  * (heap totals) underneath. */
 #ifndef PROFCONV_PERFETTO_READER_H
@@ -304,6 +306,12 @@ typedef struct pf_reader {
         uint32_t seq;
         int what;
     } undef;
+
+    /* The second thread of perf samples (pipe.c): waiting for enough
+     * samples (pipe_count so far), running, or not to be. */
+    struct pf_pipe *pipe;
+    enum { PF_PIPE_WAITING, PF_PIPE_RUNNING, PF_PIPE_OFF } pipe_state;
+    size_t pipe_count;
 } pf_reader;
 
 /* Where and when a packet is, for the payload's reader. */
@@ -355,9 +363,46 @@ int pf_on_callstack(pf_reader *r, pb_reader *pr, pf_interned *t);
 int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s);
 uint32_t pf_named_frame(pf_reader *r, const char *name);
 int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out);
+/* The interned callstack iid of sequence s: its table in *t and its
+ * index, or PC_NONE when the trace does not define it. */
+uint32_t pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t);
+/* The profile frames of callstack i of table t (iid), root first and
+ * under the depth limit, into r->chain[0 .. *n); *partial as
+ * pf_stack_of's result 1.  0, or -1 out of memory. */
+int pf_callstack_frames(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uint64_t iid,
+                        size_t *n, int *partial);
 /* Describes r->undef into buf, as snprintf does. */
 int pf_undef_text(const pf_reader *r, char *buf, size_t cap);
 uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack);
+
+/* ---- pipe.c ---- */
+
+/* A sample row but its stack. */
+typedef struct pf_row {
+    uint32_t thread;
+    uint64_t time;
+    int64_t weight;
+    uint16_t event, cpu;
+} pf_row;
+/* Queues the sample of callstack iid on sequence s, to be added with its
+ * stack on the second thread (started here once enough samples came, when
+ * --threads allows).  1 queued; 0 left to the caller (no second thread, a
+ * callstack undefined or empty): pf_stack_of and pc_add_sample then; -1
+ * out of memory. */
+int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row);
+/* Waits until everything queued is applied: the stack tree and the
+ * sample table are the calling thread's until the next pf_pipe_sample.
+ * 0, or -1 out of memory (p->oom set).  Without a pipe, 0 at once. */
+int pf_pipe_drain(pf_reader *r);
+/* Whether cs_res value v is a ticket; its stack, after pf_pipe_drain. */
+int pf_pipe_is_ticket(const pf_reader *r, uint32_t v);
+uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v);
+/* Drains and stops the second thread (tickets still translate); 0 or -1
+ * as pf_pipe_drain. */
+int pf_pipe_end(pf_reader *r);
+/* Stops the thread if running (after an error: the queue is dropped)
+ * and frees the pipe. */
+void pf_pipe_free(pf_reader *r);
 
 /* ---- clock_snapshot.c ---- */
 

@@ -526,6 +526,53 @@ uint32_t pf_named_frame(pf_reader *r, const char *name)
     return id;
 }
 
+/* The interned callstack iid of sequence s: its table in *t and its
+ * index, or PC_NONE when the trace does not define it. */
+uint32_t pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t)
+{
+    *t = &s->local;
+    uint32_t i = pf_interned_find(*t, PF_CALLSTACK, iid);
+    if (i == PC_NONE) {
+        *t = &s->it;
+        i = pf_interned_find(*t, PF_CALLSTACK, iid);
+    }
+    return i;
+}
+
+int pf_callstack_frames(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uint64_t iid,
+                        size_t *n, int *partial)
+{
+    pf_callstack_rec *c = &t->callstacks[i];
+    uint32_t cut = (uint32_t)pc_depth_cut(r->p, c->n_frames);
+    *partial = 0;
+    if (pc_grow(&r->chain, &r->chain_cap, c->n_frames - cut + 1, sizeof *r->chain, 64) < 0) {
+        r->p->oom = 1;
+        return -1;
+    }
+    for (uint32_t k = cut; k < c->n_frames; k++) {
+        uint64_t fiid = t->pool[c->frame0 + k], ref = 0;
+        int why = UNDEF_NONE;
+        uint32_t f = frame_of(r, s, fiid, &why, &ref);
+        if (why == UNDEF_FRAME)
+            f = undefined_frame(r, fiid);
+        if (f == PC_NONE)
+            return -1;
+        if (why != UNDEF_NONE) {
+            *partial = 1;
+            if (!r->undef.what) {
+                r->undef.what = why;
+                r->undef.seq = s->id;
+                r->undef.callstack = iid;
+                r->undef.frame = fiid;
+                r->undef.ref = ref;
+            }
+        }
+        r->chain[k - cut] = f;
+    }
+    *n = c->n_frames - cut;
+    return 0;
+}
+
 /* Resolves a callstack to a profile stack in *out (PC_NONE for an empty
  * one), under root when that is not PC_NONE.  Returns 0; 1 when a frame,
  * or a frame's mapping or function name, is not defined: the stack keeps
@@ -535,20 +582,20 @@ uint32_t pf_named_frame(pf_reader *r, const char *name)
  * not defined, or out of memory. */
 int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out)
 {
-    pf_interned *t = &s->local;
-    uint32_t i = pf_interned_find(t, PF_CALLSTACK, iid);
-    if (i == PC_NONE) {
-        t = &s->it;
-        i = pf_interned_find(t, PF_CALLSTACK, iid);
-    }
+    /* The stack tree is this thread's again (pipe.c). */
+    if (pf_pipe_drain(r) < 0)
+        return -1;
+    pf_interned *t;
+    uint32_t i = pf_callstack_find(s, iid, &t);
     if (i == PC_NONE)
         return -1;
     uint32_t done = t->cs_res[i];
+    if (done != PF_CS_PENDING && pf_pipe_is_ticket(r, done))
+        t->cs_res[i] = done = pf_pipe_ticket_stack(r, done);
     if (done != PF_CS_PENDING && root == PC_NONE) {
         *out = done;
         return 0;
     }
-    pf_callstack_rec *c = &t->callstacks[i];
     uint32_t stack = root == PC_NONE ? PC_NONE : pc_stack(r->p, PC_NONE, root);
     if (done != PF_CS_PENDING) {
         /* The frame iids are gone: the resolved stack has the frames. */
@@ -567,37 +614,15 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
         *out = stack;
         return 0;
     }
-    int partial = 0;
-    uint32_t cut = (uint32_t)pc_depth_cut(r->p, c->n_frames);
-    if (pc_grow(&r->chain, &r->chain_cap, c->n_frames - cut + 1, sizeof *r->chain, 64) < 0) {
-        r->p->oom = 1;
-        return -1;
-    }
     /* The frames first, then the stack-tree steps: a frame's lookups do
      * not depend on each other, so their cache misses overlap, where
      * between two steps each would wait for the one before. */
-    for (uint32_t k = cut; k < c->n_frames; k++) {
-        uint64_t fiid = t->pool[c->frame0 + k], ref = 0;
-        int why = UNDEF_NONE;
-        uint32_t f = frame_of(r, s, fiid, &why, &ref);
-        if (why == UNDEF_FRAME)
-            f = undefined_frame(r, fiid);
-        if (f == PC_NONE)
-            return -1;
-        if (why != UNDEF_NONE) {
-            partial = 1;
-            if (!r->undef.what) {
-                r->undef.what = why;
-                r->undef.seq = s->id;
-                r->undef.callstack = iid;
-                r->undef.frame = fiid;
-                r->undef.ref = ref;
-            }
-        }
-        r->chain[k - cut] = f;
-    }
-    for (uint32_t k = cut; k < c->n_frames; k++)
-        stack = pc_stack(r->p, stack, r->chain[k - cut]);
+    size_t n;
+    int partial;
+    if (pf_callstack_frames(r, s, t, i, iid, &n, &partial) < 0)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        stack = pc_stack(r->p, stack, r->chain[k]);
     if (r->p->oom)
         return -1;
     /* A stack with something missing is resolved again each time, so that

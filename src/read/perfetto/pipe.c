@@ -1,0 +1,314 @@
+/* traced_perf samples finished on a second thread: the stack-tree steps
+ * and the sample rows.
+ *
+ * A sample with a new callstack costs two halves of about equal weight:
+ * finding the profile frame of each frame iid, in the sequence's interned
+ * tables that the packets being read keep changing, and stepping down the
+ * stack tree with those frames.  The reading thread does the first half
+ * and queues the frames; this file's thread does the second and adds the
+ * sample row, in the order the samples came, so the stack tree and the
+ * sample table are the ones a single thread makes, for any --threads.
+ *
+ * The reading thread does not wait for a new callstack's stack: it queues
+ * a ticket with the frames, and keeps the ticket in the callstack's
+ * cs_res, so that the callstack's next samples queue the ticket alone.
+ * The second thread turns tickets into stacks as it meets them, in
+ * order, in a table of its own.  Anything else that touches the stack
+ * tree or the sample table (other families of packets, samples with
+ * unwinding errors, the end of the trace) first waits until the queue is
+ * empty (pf_pipe_drain); a ticket then reads as its stack.
+ *
+ * Work goes over in batches of a few thousand samples, so the threads
+ * meet once a batch, not once a sample. */
+#include "read/perfetto/reader.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/grow.h"
+
+/* Samples read on one thread before the second starts: a small trace
+ * is done before a thread would pay for itself. */
+#define START_AFTER 1024
+/* A batch is handed over once it holds this many words. */
+#define BATCH_WORDS 32768
+/* Batches in flight: the reader fills one while the other is applied,
+ * with slack for the two to run unevenly. */
+#define N_SLOT 4
+
+/* Tickets are cs_res values with the top bit set (pf_pipe_is_ticket), so
+ * while the pipe runs, stack ids stay below it. */
+#define TICKET_BIT 0x80000000u
+#define TICKET_MAX (PF_CS_PENDING - TICKET_BIT - 1)
+
+/* A queued sample: kind and frame count, thread, time (two words),
+ * weight (two words), event and CPU, stack or ticket; then the frames,
+ * root first, for a chain. */
+enum { KNOWN, CHAIN, CHAIN_TICKET };
+#define HEADER_WORDS 8
+
+typedef struct batch {
+    uint32_t *w;
+    size_t n, cap;
+} batch;
+
+struct pf_pipe {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t work, room;   /* for the second thread; for the reader */
+    batch slot[N_SLOT];
+    /* Batches handed over and applied, counted from the start; slot
+     * (count % N_SLOT).  The reader owns slot (submitted % N_SLOT) while
+     * fewer than N_SLOT are unapplied. */
+    size_t submitted, applied;
+    int running, stop;
+    int failed;      /* out of memory on the second thread */
+    uint32_t next_ticket;   /* the reader's */
+    /* The second thread's: the stack of each ticket. */
+    uint32_t *tstack;
+    size_t n_tick, cap_tick;
+    pc_profile *p;
+};
+
+/* Applies one batch; 0, or -1 out of memory or a stack id past the
+ * tickets' range. */
+static int apply(struct pf_pipe *q, const batch *b)
+{
+    pc_profile *p = q->p;
+    for (size_t at = 0; at < b->n;) {
+        const uint32_t *w = b->w + at;
+        uint32_t kind = w[0] & 3, n = w[0] >> 2, stack = PC_NONE;
+        if (kind == KNOWN) {
+            stack = w[7];
+            if (stack != PC_NONE && (stack & TICKET_BIT)) {
+                uint32_t k = stack & ~TICKET_BIT;
+                if (k >= q->n_tick)
+                    return -1;
+                stack = q->tstack[k];
+            }
+        } else {
+            for (uint32_t k = 0; k < n; k++)
+                if ((stack = pc_stree_intern(&p->stack, stack, w[HEADER_WORDS + k])) == PC_NONE ||
+                    stack >= TICKET_BIT)
+                    return -1;
+            if (kind == CHAIN_TICKET) {
+                if (pc_grow(&q->tstack, &q->cap_tick, q->n_tick + 1, sizeof *q->tstack,
+                            4096) < 0)
+                    return -1;
+                q->tstack[q->n_tick++] = stack;
+            }
+        }
+        uint64_t time = (uint64_t)w[3] << 32 | w[2];
+        uint64_t weight = (uint64_t)w[5] << 32 | w[4];
+        if (pc_push_sample(p, w[1], time, stack, (int64_t)weight, (uint16_t)(w[6] >> 16),
+                           (uint16_t)w[6]) < 0)
+            return -1;
+        at += HEADER_WORDS + (kind == KNOWN ? 0 : n);
+    }
+    return 0;
+}
+
+static void *applier(void *arg)
+{
+    struct pf_pipe *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->applied == q->submitted && !q->stop)
+            pthread_cond_wait(&q->work, &q->mu);
+        if (q->applied == q->submitted)
+            break;
+        batch *b = &q->slot[q->applied % N_SLOT];
+        int failed = q->failed;
+        pthread_mutex_unlock(&q->mu);
+        /* After a failure the rest is only taken off the queue. */
+        if (!failed && apply(q, b) < 0)
+            failed = 1;
+        pthread_mutex_lock(&q->mu);
+        q->failed = failed;
+        q->applied++;
+        pthread_cond_signal(&q->room);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+static int threads_wanted(const pc_options *o)
+{
+    if (o->threads > 0)
+        return o->threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
+}
+
+/* Starts the pipe once enough samples have come; 1 when it runs. */
+static int start(pf_reader *r)
+{
+    if (r->pipe_state != PF_PIPE_WAITING || ++r->pipe_count < START_AFTER)
+        return r->pipe_state == PF_PIPE_RUNNING;
+    r->pipe_state = PF_PIPE_OFF;
+    if (threads_wanted(r->o) < 2 || r->p->stack.n >= TICKET_BIT)
+        return 0;
+    struct pf_pipe *q = calloc(1, sizeof *q);
+    if (!q)
+        return 0;
+    q->p = r->p;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->work, NULL);
+    pthread_cond_init(&q->room, NULL);
+    /* Signals stay with the reading thread, whose handlers expect them. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    int ok = pthread_create(&q->th, NULL, applier, q) == 0;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (!ok) {
+        pthread_mutex_destroy(&q->mu);
+        pthread_cond_destroy(&q->work);
+        pthread_cond_destroy(&q->room);
+        free(q);
+        return 0;
+    }
+    q->running = 1;
+    r->pipe = q;
+    r->pipe_state = PF_PIPE_RUNNING;
+    return 1;
+}
+
+/* Hands the reader's batch over and waits for the next slot to be free. */
+static void submit(struct pf_pipe *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->submitted++;
+    pthread_cond_signal(&q->work);
+    while (q->submitted - q->applied >= N_SLOT)
+        pthread_cond_wait(&q->room, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    q->slot[q->submitted % N_SLOT].n = 0;
+}
+
+int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
+{
+    if (!start(r))
+        return 0;
+    struct pf_pipe *q = r->pipe;
+    pf_interned *t;
+    uint32_t i = pf_callstack_find(s, iid, &t);
+    if (i == PC_NONE)
+        return 0;
+    uint32_t done = t->cs_res[i], kind = KNOWN;
+    size_t n = 0;
+    if (done == PC_NONE)
+        return 0;
+    if (done == PF_CS_PENDING) {
+        /* An empty callstack, and a ticket past the last, are left to
+         * the reading thread. */
+        if (t->callstacks[i].n_frames == 0 || q->next_ticket > TICKET_MAX)
+            return 0;
+        int partial;
+        if (pf_callstack_frames(r, s, t, i, iid, &n, &partial) < 0)
+            return -1;
+        kind = CHAIN;
+        if (partial) {
+            /* Resolved again each time, as pf_stack_of does. */
+            r->st.partial_stacks++;
+        } else {
+            kind = CHAIN_TICKET;
+            done = TICKET_BIT | q->next_ticket++;
+            pf_interned_callstack_done(t, i, done);
+        }
+    }
+    batch *b = &q->slot[q->submitted % N_SLOT];
+    if (pc_grow(&b->w, &b->cap, b->n + HEADER_WORDS + n, sizeof *b->w, BATCH_WORDS + 1024) < 0) {
+        r->p->oom = 1;
+        return -1;
+    }
+    uint32_t *w = b->w + b->n;
+    w[0] = (uint32_t)n << 2 | kind;
+    w[1] = row->thread;
+    w[2] = (uint32_t)row->time;
+    w[3] = (uint32_t)(row->time >> 32);
+    w[4] = (uint32_t)(uint64_t)row->weight;
+    w[5] = (uint32_t)((uint64_t)row->weight >> 32);
+    w[6] = (uint32_t)row->event << 16 | row->cpu;
+    w[7] = done;
+    if (n)
+        memcpy(w + HEADER_WORDS, r->chain, n * sizeof *w);
+    b->n += HEADER_WORDS + n;
+    if (b->n >= BATCH_WORDS)
+        submit(q);
+    return 1;
+}
+
+int pf_pipe_drain(pf_reader *r)
+{
+    struct pf_pipe *q = r->pipe;
+    if (!q)
+        return 0;
+    if (q->running) {
+        if (q->slot[q->submitted % N_SLOT].n)
+            submit(q);
+        pthread_mutex_lock(&q->mu);
+        while (q->applied != q->submitted)
+            pthread_cond_wait(&q->room, &q->mu);
+        pthread_mutex_unlock(&q->mu);
+    }
+    /* Stack ids past the tickets' range would read as tickets. */
+    if (q->failed || r->p->stack.n >= TICKET_BIT) {
+        r->p->oom = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int pf_pipe_is_ticket(const pf_reader *r, uint32_t v)
+{
+    return r->pipe && v != PC_NONE && v != PF_CS_PENDING && (v & TICKET_BIT);
+}
+
+uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v)
+{
+    uint32_t k = v & ~TICKET_BIT;
+    return k < r->pipe->n_tick ? r->pipe->tstack[k] : PC_NONE;
+}
+
+int pf_pipe_end(pf_reader *r)
+{
+    struct pf_pipe *q = r->pipe;
+    if (!q || !q->running)
+        return 0;
+    int st = pf_pipe_drain(r);
+    pthread_mutex_lock(&q->mu);
+    q->stop = 1;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->th, NULL);
+    q->running = 0;
+    return st;
+}
+
+void pf_pipe_free(pf_reader *r)
+{
+    struct pf_pipe *q = r->pipe;
+    if (!q)
+        return;
+    if (q->running) {
+        /* An error stopped the reading: what was handed over is applied
+         * (or dropped after a failure), the rest dropped. */
+        pthread_mutex_lock(&q->mu);
+        q->stop = 1;
+        pthread_cond_signal(&q->work);
+        pthread_mutex_unlock(&q->mu);
+        pthread_join(q->th, NULL);
+    }
+    for (int i = 0; i < N_SLOT; i++)
+        free(q->slot[i].w);
+    free(q->tstack);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->room);
+    free(q);
+    r->pipe = NULL;
+}
