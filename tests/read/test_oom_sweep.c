@@ -1,9 +1,11 @@
-/* Running out of memory while reading a simpleperf file, on either of the
- * reader's threads, ends in the command line's "out of memory" (exit 3)
- * with no output left behind, whatever the limit: never a crash.  One
- * large record is enough to make the decoding thread's copy of it fail
- * (a 20 MiB symbol name, a 300,000-frame callchain), so a sweep over
- * limits meets failures in every allocation on the way. */
+/* Running out of memory while reading, on any of a reader's threads,
+ * ends in the command line's "out of memory" (exit 3) with no output left
+ * behind, whatever the limit: never a crash.  One large record is enough
+ * to make the simpleperf decoding thread's copy of it fail (a 20 MiB
+ * symbol name, a 300,000-frame callchain), or the Perfetto reader's
+ * second thread (a 200,000-frame callstack, handed over after thousands
+ * of samples), so a sweep over limits meets failures in every allocation
+ * on the way. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "read/perfetto/pf_fixtures.h"
 #include "sp_encode.h"
 #include "t.h"
 #include "test_util.h"
@@ -137,6 +140,50 @@ static int write_long_chain_late(const char *path)
     return finish(&e, path, "/system/lib64/libdeep.so");
 }
 
+/* A traced_perf trace: 2000 samples of short callstacks, then two of one
+ * with 200,000 frames (the second a callstack met again). */
+static int write_perfetto_long_callstack(const char *path)
+{
+    pb_buf b = {0};
+    perf_start_with_frames(&b, "f", 100);
+    uint64_t t = 600000000;
+    uint64_t frames[8];
+    for (uint64_t k = 0; k < 2000; k++) {
+        size_t pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_FLAGS, 2);
+        size_t in = pb_begin(&b, PFE_INTERNED);
+        for (int j = 0; j < 8; j++)
+            frames[j] = (k * 7 + (uint64_t)j) % 100 + 1;
+        pfe_callstack(&b, PFE_CALLSTACKS, k + 1, frames, 8, 1);
+        pb_end(&b, in);
+        pb_end(&b, pk);
+        perf_sample_packet(&b, t += 1000, k + 1);
+    }
+    enum { DEEP = 200000 };
+    uint64_t *deep = malloc(DEEP * sizeof *deep);
+    if (!deep) {
+        pb_buf_free(&b);
+        return -1;
+    }
+    for (size_t j = 0; j < DEEP; j++)
+        deep[j] = j % 100 + 1;
+    size_t pk = pfe_packet(&b, 1);
+    pb_uint(&b, PFE_FLAGS, 2);
+    size_t in = pb_begin(&b, PFE_INTERNED);
+    pfe_callstack(&b, PFE_CALLSTACKS, 5000, deep, DEEP, 1);
+    pb_end(&b, in);
+    pb_end(&b, pk);
+    free(deep);
+    perf_sample_packet(&b, t += 1000, 5000);
+    perf_sample_packet(&b, t += 1000, 5000);
+    FILE *f = fopen(path, "wb");
+    int ok = f && !b.oom && fwrite(b.data, 1, b.len, f) == b.len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    pb_buf_free(&b);
+    return ok ? 0 : -1;
+}
+
 /* Runs the CLI on in with a memory limit of mb MiB (0: none): --max-memory,
  * or under the address sanitizer (which reserves more address space than
  * any such limit) its own limits, with failed allocations returning
@@ -221,7 +268,7 @@ static void sweep(const char *in, const char *what)
     unlink(out);
 }
 
-TEST(simpleperf_oom_sweep)
+TEST(oom_sweep)
 {
 #if defined(__SANITIZE_THREAD__)
     t_skip("the thread sanitizer reserves more address space than any limit: the "
@@ -237,9 +284,11 @@ TEST(simpleperf_oom_sweep)
         {"big-symbol-late", "an 8 MB symbol name late in a batch", write_big_symbol_late},
         {"long-chain-late", "a 200,000-frame callchain late in a batch",
          write_long_chain_late},
+        {"perfetto-long-callstack", "a Perfetto callstack of 200,000 frames after 2000 samples",
+         write_perfetto_long_callstack},
     };
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
-        t_case("simpleperf_oom_sweep: %s", inputs[i].what);
+        t_case("oom_sweep: %s", inputs[i].what);
         char path[700];
         snprintf(path, sizeof path, "%s/oom-%s.trace", t_tmpdir(), inputs[i].name);
         if (inputs[i].write(path) < 0) {

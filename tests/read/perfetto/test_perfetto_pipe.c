@@ -1,0 +1,261 @@
+/* traced_perf samples finished on a second thread (pipe.c) give the
+ * profile one thread gives, sample for sample and node for node, with
+ * every case the second thread must hand back to the first in the mix:
+ * callstacks new and met again, partly undefined ones, empty and
+ * undefined ones, unwinding errors under an ERROR frame, a heap dump
+ * and StackSample packets (another thread's samples) whose stacks go into
+ * the same tree in between, and a cleared sequence that redefines the
+ * same iids. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/source.h"
+#include "pf_fixtures.h"
+#include "read/perfetto/perfetto.h"
+#include "t.h"
+#include "test_util.h"
+
+enum { N = 6000, CLEAR_AT = 3000, N_FUNCS = 100, MAX_CS = N + 16 };
+
+
+/* What the test expects of each sample, in time order. */
+typedef struct expect {
+    char (*text)[400];     /* per sample: its stack's text */
+    size_t n;
+} expect;
+
+/* The frames of the callstack defined k-th (before or after the clear):
+ * depth 3 to 22, functions picked from k. */
+static size_t cs_frames(int k, uint64_t *frames)
+{
+    size_t depth = 3 + (size_t)(k % 20);
+    for (size_t j = 0; j < depth; j++)
+        frames[j] = (uint64_t)((k * 7 + (int)j * 13) % N_FUNCS) + 1;
+    return depth;
+}
+
+static void frames_text(const char *prefix, const uint64_t *frames, size_t n, char *out,
+                        size_t cap)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t j = 0; j < n && used < cap; j++) {
+        if (frames[j] > N_FUNCS)
+            used += (size_t)snprintf(out + used, cap - used, "%s[undefined frame iid %llu]",
+                                     j ? ";" : "", (unsigned long long)frames[j]);
+        else
+            used += (size_t)snprintf(out + used, cap - used, "%s%s%llu", j ? ";" : "", prefix,
+                                     (unsigned long long)frames[j] - 1);
+    }
+}
+
+static void sample_packet(pb_buf *b, uint64_t t, uint64_t cs, int64_t count, int unwind_err)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    pb_uint(b, PFE_TIMESTAMP, t);
+    size_t ps = pb_begin(b, 66);
+    pb_uint(b, 1, 0);
+    pb_uint(b, 2, 100);
+    pb_uint(b, 3, 100);
+    pb_uint(b, 4, cs);
+    pb_uint(b, 6, (uint64_t)count);
+    if (unwind_err)
+        pb_uint(b, 16, (uint64_t)unwind_err);
+    pb_end(b, ps);
+    pb_end(b, pk);
+}
+
+/* The trace, and into *e the text expected of each sample. */
+static void build(pb_buf *b, expect *e)
+{
+    static char texts[MAX_CS + 1][400];   /* by callstack iid, this generation */
+    const char *prefix = "f";
+    perf_start_with_frames(b, prefix, N_FUNCS);
+    pfe_ss_defaults(b, 3, "python.wall", NULL, 0);
+    uint64_t t = 600000000, count = 0;
+    uint64_t next_iid = 1;
+    e->n = 0;
+    for (int k = 0; k < N; k++) {
+        t += 1000;
+        count += 1000;
+        if (k == CLEAR_AT) {
+            /* The sequence starts over: the same iids name other functions
+             * and other callstacks. */
+            prefix = "g";
+            pfe_perf_defaults(b, 1, MONOTONIC, 1, 100);
+            size_t pk = pfe_packet(b, 1);
+            pb_uint(b, PFE_FLAGS, 2);
+            size_t in = pb_begin(b, PFE_INTERNED);
+            for (int i = 0; i < N_FUNCS; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "g%d", i);
+                pfe_str(b, PFE_FUNCTION_NAMES, (uint64_t)i + 1, name);
+                pfe_frame(b, PFE_FRAMES, (uint64_t)i + 1, (uint64_t)i + 1, 0, (uint64_t)i + 1);
+            }
+            pb_end(b, in);
+            pb_end(b, pk);
+            next_iid = 1;
+            count = 1000;
+        }
+        if (k == 2000) {
+            /* A heap dump: its stacks go into the tree in between. */
+            size_t hd;
+            heap_marks m = heap_open(b, 0, 0);
+            heap_dump_header(b, 1000000, &hd);
+            heap_sample(b, 2, 4096, 0);
+            pb_end(b, hd);
+            pb_end(b, m.pp);
+            pfe_heap_callstacks(b);
+            pb_end(b, m.pk);
+        }
+        if (k % 500 == 250) {
+            /* A StackSample of thread 101, which steps down the tree
+             * itself. */
+            size_t pk = pfe_packet(b, 3);
+            pb_uint(b, PFE_TIMESTAMP, t - 500 - BOOT_AHEAD);
+            size_t ss = pb_begin(b, PFE_STACK_SAMPLE);
+            pfe_ss_task(b, 1, 0, 100, 101);
+            static const char *const names[] = {"py_main", "py_work"};
+            pfe_ss_inline(b, names, NULL, NULL, 2);
+            pb_end(b, ss);
+            pb_end(b, pk);
+        }
+        int defined = (int)next_iid - 1;
+        int new_cs = defined < 8 || k % 3 == 0;
+        if (k % 211 == 5) {
+            /* An empty callstack with a count: a counter value. */
+            size_t pk = pfe_packet(b, 1);
+            pb_uint(b, PFE_FLAGS, 2);
+            size_t in = pb_begin(b, PFE_INTERNED);
+            pfe_callstack(b, PFE_CALLSTACKS, MAX_CS + 100 + (uint64_t)k, NULL, 0, 0);
+            pb_end(b, in);
+            pb_end(b, pk);
+            sample_packet(b, t, MAX_CS + 100 + (uint64_t)k, (int64_t)count, 0);
+            continue;
+        }
+        if (k % 307 == 7) {
+            /* An undefined callstack: a sample with an empty stack. */
+            sample_packet(b, t, MAX_CS + 9, (int64_t)count, 0);
+            strcpy(e->text[e->n++], "");
+            continue;
+        }
+        uint64_t iid;
+        if (new_cs || k % 101 == 1) {
+            uint64_t frames[32];
+            size_t n = cs_frames(k, frames);
+            /* Now and then a frame the trace does not define. */
+            if (k % 101 == 1)
+                frames[n / 2] = 5000;
+            iid = next_iid++;
+            size_t pk = pfe_packet(b, 1);
+            pb_uint(b, PFE_FLAGS, 2);
+            size_t in = pb_begin(b, PFE_INTERNED);
+            pfe_callstack(b, PFE_CALLSTACKS, iid, frames, n, k & 1);
+            pb_end(b, in);
+            pb_end(b, pk);
+            frames_text(prefix, frames, n, texts[iid], sizeof texts[iid]);
+        } else {
+            iid = 1 + (uint64_t)(k * 31 % defined);
+        }
+        int err = k % 97 == 3 ? 2 : 0;
+        sample_packet(b, t, iid, (int64_t)count, err);
+        if (err)
+            snprintf(e->text[e->n++], sizeof e->text[0], "ERROR MEMORY_INVALID;%s", texts[iid]);
+        else
+            strcpy(e->text[e->n++], texts[iid]);
+    }
+}
+
+/* The profile as the reader leaves it: samples in the order read, every
+ * event's. */
+static pc_profile *read_raw(const pb_buf *b, const pc_options *o)
+{
+    pc_input *in;
+    pc_error err;
+    pc_profile *p = pc_profile_new();
+    if (!p || pc_input_open_memory(&in, b->data, b->len, "fixture", &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "cannot open the fixture");
+        pc_profile_free(p);
+        return NULL;
+    }
+    int st = pc_read_perfetto(in, p, o, &err);
+    pc_input_close(in);
+    if (st != PC_OK) {
+        t_fail(__FILE__, __LINE__, "reading failed: %s", err.message);
+        pc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int same_profile(const pc_profile *a, const pc_profile *b)
+{
+    if (a->sample.n != b->sample.n || a->stack.n != b->stack.n || a->frame.n != b->frame.n ||
+        a->heap.n != b->heap.n || a->counter.n != b->counter.n)
+        return 0;
+    size_t n = a->sample.n, ns = a->stack.n;
+    return memcmp(a->sample.stack, b->sample.stack, n * sizeof *a->sample.stack) == 0 &&
+           memcmp(a->sample.thread, b->sample.thread, n * sizeof *a->sample.thread) == 0 &&
+           memcmp(a->sample.time, b->sample.time, n * sizeof *a->sample.time) == 0 &&
+           memcmp(a->sample.weight, b->sample.weight, n * sizeof *a->sample.weight) == 0 &&
+           memcmp(a->sample.event, b->sample.event, n * sizeof *a->sample.event) == 0 &&
+           memcmp(a->stack.prefix, b->stack.prefix, ns * sizeof *a->stack.prefix) == 0 &&
+           memcmp(a->stack.frame, b->stack.frame, ns * sizeof *a->stack.frame) == 0 &&
+           memcmp(a->heap.stack, b->heap.stack, a->heap.n * sizeof *a->heap.stack) == 0 &&
+           memcmp(a->counter.time, b->counter.time, a->counter.n * sizeof *a->counter.time) == 0;
+}
+
+TEST(perfetto_second_thread_same_profile)
+{
+    pb_buf b = {0};
+    expect e;
+    e.text = malloc(N * sizeof *e.text);
+    if (!e.text) {
+        t_fail(__FILE__, __LINE__, "out of memory");
+        return;
+    }
+    build(&b, &e);
+    pc_profile *one = NULL;
+    for (int threads = 1; threads <= 4; threads *= 2) {
+        t_case("perfetto_second_thread_same_profile: --threads %d", threads);
+        pc_options o;
+        pc_options_init(&o);
+        o.threads = threads;
+        log_capture_start(&o);
+        pc_profile *p = read_raw(&b, &o);
+        if (!p)
+            break;
+        /* Thread 100's samples, with thread 101's between. */
+        size_t j = 0, wrong = 0, py = 0;
+        for (size_t i = 0; i < p->sample.n; i++) {
+            const char *got = stack_text(p, p->sample.stack[i]);
+            if (p->thread.tid[p->sample.thread[i]] == 101) {
+                py += strcmp(got, "py_main;py_work") == 0;
+                continue;
+            }
+            if (j < e.n && strcmp(got, e.text[j]) != 0 && wrong++ < 3)
+                t_fail(__FILE__, __LINE__, "sample %zu: %s, expected %s", j, got, e.text[j]);
+            j++;
+        }
+        T_EQ_INT(j, e.n);
+        T_EQ_INT(wrong, 0);
+        T_EQ_INT(py, N / 500);
+        T_CHECK(p->heap.n > 0);
+        T_CHECK(p->counter.n > 0);
+        T_CONTAINS(log_capture_text(), "[undefined frame iid N]");
+        T_CONTAINS(log_capture_text(), "samples name a callstack the trace does not define");
+        if (!one) {
+            one = p;
+        } else {
+            if (!same_profile(one, p))
+                t_fail(__FILE__, __LINE__, "--threads %d: not the profile of --threads 1",
+                       threads);
+            pc_profile_free(p);
+        }
+    }
+    pc_profile_free(one);
+    pb_buf_free(&b);
+    free(e.text);
+}
