@@ -207,7 +207,7 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
            memcmp(a->counter.time, b->counter.time, a->counter.n * sizeof *a->counter.time) == 0;
 }
 
-TEST(perfetto_second_thread_same_profile)
+TEST(perfetto_threads_same_profile)
 {
     pb_buf b = {0};
     expect e;
@@ -219,7 +219,7 @@ TEST(perfetto_second_thread_same_profile)
     build(&b, &e);
     pc_profile *one = NULL;
     for (int threads = 1; threads <= 4; threads *= 2) {
-        t_case("perfetto_second_thread_same_profile: --threads %d", threads);
+        t_case("perfetto_threads_same_profile: --threads %d", threads);
         pc_options o;
         pc_options_init(&o);
         o.threads = threads;
