@@ -400,6 +400,9 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
      * whose unwinding failed; add one when the producer did not. */
     if (has_err && err != 1 && !skipped) {
         r->st.unwind_errors++;
+        /* The stack tree is this thread's again (pipe.c). */
+        if (pf_pipe_drain(r) < 0)
+            return pf_nomem(r);
         uint32_t rn = pf_root_name(r, s, stack);
         if (rn == PC_NONE || strncmp(pc_str(&p->str, rn), "ERROR ", 6) != 0) {
             char name[64];

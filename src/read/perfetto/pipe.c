@@ -19,7 +19,10 @@
  * empty (pf_pipe_drain); a ticket then reads as its stack.
  *
  * Work goes over in batches of a few thousand samples, so the threads
- * meet once a batch, not once a sample. */
+ * meet once a batch, not once a sample.  Where the queue has to be
+ * emptied often (other packets or unwinding errors every few samples),
+ * the two threads would only take turns: the second one is then stopped
+ * and the rest read on one. */
 #include "read/perfetto/reader.h"
 
 #include <pthread.h>
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "io/source.h"
 
 /* Samples read on one thread before the second starts: a small trace
  * is done before a thread would pay for itself. */
@@ -41,6 +45,11 @@
 
 /* Tickets are cs_res values with the top bit set (pf_pipe_is_ticket), so
  * while the pipe runs, stack ids stay below it. */
+/* Queue emptyings with work waiting, and the samples per emptying below
+ * which the second thread is stopped. */
+#define DRAINS_SEEN 64
+#define MIN_PER_DRAIN 256
+
 #define TICKET_BIT 0x80000000u
 #define TICKET_MAX (PF_CS_PENDING - TICKET_BIT - 1)
 
@@ -66,7 +75,14 @@ struct pf_pipe {
     size_t submitted, applied;
     int running, stop;
     int failed;      /* out of memory on the second thread */
-    uint32_t next_ticket;   /* the reader's */
+    /* The reader's: the next ticket; samples queued in all and since the
+     * last emptying; emptyings that found work; the sample count at the
+     * last emptying, for progress. */
+    uint32_t next_ticket;
+    uint64_t queued, queued_now, drains;
+    size_t base;
+    src_progress_fn report;
+    void *report_ctx;
     /* The second thread's: the stack of each ticket. */
     uint32_t *tstack;
     size_t n_tick, cap_tick;
@@ -95,6 +111,8 @@ static int apply(struct pf_pipe *q, const batch *b)
                     stack >= TICKET_BIT)
                     return -1;
             if (kind == CHAIN_TICKET) {
+                if (w[7] != (TICKET_BIT | q->n_tick))
+                    return -1;
                 if (pc_grow(&q->tstack, &q->cap_tick, q->n_tick + 1, sizeof *q->tstack,
                             4096) < 0)
                     return -1;
@@ -143,6 +161,17 @@ static int threads_wanted(const pc_options *o)
     return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
 }
 
+/* Progress, told on the reading thread: the samples are those the table
+ * held at the last emptying and those queued since, which is what it will
+ * hold (the table itself is the second thread's meanwhile). */
+static void relay_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    pf_reader *r = ctx;
+    struct pf_pipe *q = r->pipe;
+    pc_progress pr = {done, total, q->base + q->queued_now};
+    r->o->progress(r->o->progress_ctx, &pr);
+}
+
 /* Starts the pipe once enough samples have come; 1 when it runs. */
 static int start(pf_reader *r)
 {
@@ -172,8 +201,12 @@ static int start(pf_reader *r)
         return 0;
     }
     q->running = 1;
+    q->base = r->p->sample.n;
     r->pipe = q;
     r->pipe_state = PF_PIPE_RUNNING;
+    src_get_progress(r->in, &q->report, &q->report_ctx);
+    if (q->report && r->o->progress)
+        src_set_progress(r->in, relay_progress, r);
     return 1;
 }
 
@@ -210,20 +243,21 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
         int partial;
         if (pf_callstack_frames(r, s, t, i, iid, &n, &partial) < 0)
             return -1;
-        kind = CHAIN;
-        if (partial) {
-            /* Resolved again each time, as pf_stack_of does. */
-            r->st.partial_stacks++;
-        } else {
-            kind = CHAIN_TICKET;
-            done = TICKET_BIT | q->next_ticket++;
-            pf_interned_callstack_done(t, i, done);
-        }
+        kind = partial ? CHAIN : CHAIN_TICKET;
     }
     batch *b = &q->slot[q->submitted % N_SLOT];
     if (pc_grow(&b->w, &b->cap, b->n + HEADER_WORDS + n, sizeof *b->w, BATCH_WORDS + 1024) < 0) {
         r->p->oom = 1;
         return -1;
+    }
+    /* Tickets are numbered in the order they are queued: the second
+     * thread's table of them is in that order. */
+    if (kind == CHAIN) {
+        /* Resolved again each time, as pf_stack_of does. */
+        r->st.partial_stacks++;
+    } else if (kind == CHAIN_TICKET) {
+        done = TICKET_BIT | q->next_ticket++;
+        pf_interned_callstack_done(t, i, done);
     }
     uint32_t *w = b->w + b->n;
     w[0] = (uint32_t)n << 2 | kind;
@@ -237,9 +271,27 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
     if (n)
         memcpy(w + HEADER_WORDS, r->chain, n * sizeof *w);
     b->n += HEADER_WORDS + n;
+    q->queued++;
+    q->queued_now++;
     if (b->n >= BATCH_WORDS)
         submit(q);
     return 1;
+}
+
+/* Stops the second thread once what was handed over is applied; the pipe
+ * stays, for its tickets. */
+static void stop(pf_reader *r)
+{
+    struct pf_pipe *q = r->pipe;
+    pthread_mutex_lock(&q->mu);
+    q->stop = 1;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->th, NULL);
+    q->running = 0;
+    r->pipe_state = PF_PIPE_OFF;
+    if (q->report && r->o->progress)
+        src_set_progress(r->in, q->report, q->report_ctx);
 }
 
 int pf_pipe_drain(pf_reader *r)
@@ -247,13 +299,17 @@ int pf_pipe_drain(pf_reader *r)
     struct pf_pipe *q = r->pipe;
     if (!q)
         return 0;
-    if (q->running) {
+    if (q->running && q->queued_now) {
         if (q->slot[q->submitted % N_SLOT].n)
             submit(q);
         pthread_mutex_lock(&q->mu);
         while (q->applied != q->submitted)
             pthread_cond_wait(&q->room, &q->mu);
         pthread_mutex_unlock(&q->mu);
+        q->base = r->p->sample.n;
+        q->queued_now = 0;
+        if (++q->drains >= DRAINS_SEEN && q->queued < q->drains * MIN_PER_DRAIN)
+            stop(r);
     }
     /* Stack ids past the tickets' range would read as tickets. */
     if (q->failed || r->p->stack.n >= TICKET_BIT) {
@@ -277,15 +333,11 @@ uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v)
 int pf_pipe_end(pf_reader *r)
 {
     struct pf_pipe *q = r->pipe;
-    if (!q || !q->running)
+    if (!q)
         return 0;
     int st = pf_pipe_drain(r);
-    pthread_mutex_lock(&q->mu);
-    q->stop = 1;
-    pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
-    pthread_join(q->th, NULL);
-    q->running = 0;
+    if (q->running)
+        stop(r);
     return st;
 }
 
@@ -294,15 +346,11 @@ void pf_pipe_free(pf_reader *r)
     struct pf_pipe *q = r->pipe;
     if (!q)
         return;
-    if (q->running) {
-        /* An error stopped the reading: what was handed over is applied
-         * (or dropped after a failure), the rest dropped. */
-        pthread_mutex_lock(&q->mu);
-        q->stop = 1;
-        pthread_cond_signal(&q->work);
-        pthread_mutex_unlock(&q->mu);
-        pthread_join(q->th, NULL);
-    }
+    /* Not reached while pf_read_perfetto ends every pipe first; if it
+     * were, the batches handed over would be applied and the one being
+     * filled dropped. */
+    if (q->running)
+        stop(r);
     for (int i = 0; i < N_SLOT; i++)
         free(q->slot[i].w);
     free(q->tstack);

@@ -400,8 +400,8 @@ uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v);
 /* Drains and stops the second thread (tickets still translate); 0 or -1
  * as pf_pipe_drain. */
 int pf_pipe_end(pf_reader *r);
-/* Stops the thread if running (after an error: the queue is dropped)
- * and frees the pipe. */
+/* Frees the pipe, stopping its thread if it still runs (batches handed
+ * over are applied, the one being filled is dropped). */
 void pf_pipe_free(pf_reader *r);
 
 /* ---- clock_snapshot.c ---- */

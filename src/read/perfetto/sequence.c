@@ -623,6 +623,9 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
         return -1;
     for (size_t k = 0; k < n; k++)
         stack = pc_stack(r->p, stack, r->chain[k]);
+    /* While tickets are about, a stack id must not read as one. */
+    if (!r->p->oom && pf_pipe_is_ticket(r, stack))
+        r->p->oom = 1;
     if (r->p->oom)
         return -1;
     /* A stack with something missing is resolved again each time, so that

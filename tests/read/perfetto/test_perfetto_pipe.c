@@ -5,10 +5,13 @@
  * undefined ones, unwinding errors under an ERROR frame, a heap dump
  * and StackSample packets (another thread's samples) whose stacks go into
  * the same tree in between, and a cleared sequence that redefines the
- * same iids. */
+ * same iids.  A long stretch comes first with nothing that empties the
+ * queue, so that the two threads run at once (and under the thread
+ * sanitizer, meet), with progress told meanwhile. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/source.h"
 #include "pf_fixtures.h"
@@ -16,7 +19,8 @@
 #include "t.h"
 #include "test_util.h"
 
-enum { N = 6000, CLEAR_AT = 3000, N_FUNCS = 100, MAX_CS = N + 16 };
+/* LONG samples of the plain kind, then the mix up to N. */
+enum { LONG = 60000, N = LONG + 6000, CLEAR_AT = LONG + 3000, N_FUNCS = 100, MAX_CS = N + 16 };
 
 
 /* What the test expects of each sample, in time order. */
@@ -59,7 +63,8 @@ static void sample_packet(pb_buf *b, uint64_t t, uint64_t cs, int64_t count, int
     pb_uint(b, 1, 0);
     pb_uint(b, 2, 100);
     pb_uint(b, 3, 100);
-    pb_uint(b, 4, cs);
+    if (cs)
+        pb_uint(b, 4, cs);
     pb_uint(b, 6, (uint64_t)count);
     if (unwind_err)
         pb_uint(b, 16, (uint64_t)unwind_err);
@@ -98,8 +103,36 @@ static void build(pb_buf *b, expect *e)
             pb_end(b, pk);
             next_iid = 1;
             count = 1000;
+            memset(texts, 0, sizeof texts);
         }
-        if (k == 2000) {
+        if (k < LONG) {
+            /* Now and then an unwinding error without a callstack, whose
+             * ERROR frame is a stack of its own. */
+            if (k % 5000 == 4999) {
+                sample_packet(b, t, 0, (int64_t)count, 2);
+                strcpy(e->text[e->n++], "ERROR MEMORY_INVALID");
+                continue;
+            }
+            uint64_t iid;
+            if (next_iid < 8 || k % 2 == 0) {
+                uint64_t frames[32];
+                size_t n = cs_frames(k, frames);
+                iid = next_iid++;
+                size_t pk = pfe_packet(b, 1);
+                pb_uint(b, PFE_FLAGS, 2);
+                size_t in = pb_begin(b, PFE_INTERNED);
+                pfe_callstack(b, PFE_CALLSTACKS, iid, frames, n, k & 1);
+                pb_end(b, in);
+                pb_end(b, pk);
+                frames_text(prefix, frames, n, texts[iid], sizeof texts[iid]);
+            } else {
+                iid = 1 + (uint64_t)(k * 31 % (int)(next_iid - 1));
+            }
+            sample_packet(b, t, iid, (int64_t)count, 0);
+            strcpy(e->text[e->n++], texts[iid]);
+            continue;
+        }
+        if (k == LONG + 2000) {
             /* A heap dump: its stacks go into the tree in between. */
             size_t hd;
             heap_marks m = heap_open(b, 0, 0);
@@ -168,18 +201,40 @@ static void build(pb_buf *b, expect *e)
     }
 }
 
-/* The profile as the reader leaves it: samples in the order read, every
- * event's. */
-static pc_profile *read_raw(const pb_buf *b, const pc_options *o)
+/* Progress as told: calls, and the sample counts never going back. */
+typedef struct told {
+    size_t calls, last, backwards;
+} told;
+
+static void on_progress(void *ctx, const pc_progress *pr)
+{
+    told *t = ctx;
+    t->calls++;
+    t->backwards += pr->samples < t->last;
+    t->last = pr->samples;
+}
+
+static void on_input_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    (void)done;
+    (void)total;
+}
+
+/* The profile as the reader leaves the file at path: samples in the
+ * order read, every event's.  The input tells progress as pc_convert has
+ * it do (a file's, read a piece at a time). */
+static pc_profile *read_raw(const char *path, const pc_options *o)
 {
     pc_input *in;
     pc_error err;
     pc_profile *p = pc_profile_new();
-    if (!p || pc_input_open_memory(&in, b->data, b->len, "fixture", &err) != PC_OK) {
+    if (!p || pc_input_open(&in, path, &err) != PC_OK) {
         t_fail(__FILE__, __LINE__, "cannot open the fixture");
         pc_profile_free(p);
         return NULL;
     }
+    src_set_progress(in, on_input_progress, NULL);
     int st = pc_read_perfetto(in, p, o, &err);
     pc_input_close(in);
     if (st != PC_OK) {
@@ -196,7 +251,12 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
         a->heap.n != b->heap.n || a->counter.n != b->counter.n)
         return 0;
     size_t n = a->sample.n, ns = a->stack.n;
+    if (a->event.n != b->event.n)
+        return 0;
     return memcmp(a->sample.stack, b->sample.stack, n * sizeof *a->sample.stack) == 0 &&
+           memcmp(a->sample.cpu, b->sample.cpu, n * sizeof *a->sample.cpu) == 0 &&
+           memcmp(a->counter.value, b->counter.value, a->counter.n * sizeof *a->counter.value) == 0 &&
+           memcmp(a->counter.event, b->counter.event, a->counter.n * sizeof *a->counter.event) == 0 &&
            memcmp(a->sample.thread, b->sample.thread, n * sizeof *a->sample.thread) == 0 &&
            memcmp(a->sample.time, b->sample.time, n * sizeof *a->sample.time) == 0 &&
            memcmp(a->sample.weight, b->sample.weight, n * sizeof *a->sample.weight) == 0 &&
@@ -217,14 +277,30 @@ TEST(perfetto_threads_same_profile)
         return;
     }
     build(&b, &e);
+    char path[700];
+    snprintf(path, sizeof path, "%s/pipe.pftrace", t_tmpdir());
+    FILE *f = fopen(path, "wb");
+    int written = f && !b.oom && fwrite(b.data, 1, b.len, f) == b.len;
+    if (f && fclose(f) != 0)
+        written = 0;
+    pb_buf_free(&b);
+    if (!written) {
+        t_fail(__FILE__, __LINE__, "cannot write %s", path);
+        free(e.text);
+        return;
+    }
     pc_profile *one = NULL;
+    char *one_log = NULL;
     for (int threads = 1; threads <= 4; threads *= 2) {
         t_case("perfetto_threads_same_profile: --threads %d", threads);
         pc_options o;
         pc_options_init(&o);
         o.threads = threads;
+        told progress = {0, 0, 0};
+        o.progress = on_progress;
+        o.progress_ctx = &progress;
         log_capture_start(&o);
-        pc_profile *p = read_raw(&b, &o);
+        pc_profile *p = read_raw(path, &o);
         if (!p)
             break;
         /* Thread 100's samples, with thread 101's between. */
@@ -241,14 +317,24 @@ TEST(perfetto_threads_same_profile)
         }
         T_EQ_INT(j, e.n);
         T_EQ_INT(wrong, 0);
-        T_EQ_INT(py, N / 500);
+        T_EQ_INT(py, (N - LONG) / 500);
         T_CHECK(p->heap.n > 0);
         T_CHECK(p->counter.n > 0);
         T_CONTAINS(log_capture_text(), "[undefined frame iid N]");
         T_CONTAINS(log_capture_text(), "samples name a callstack the trace does not define");
+        /* Told while reading, by the pipe (on one thread, the input's own
+         * callback here does not relay), never more than the samples read. */
+        if (threads > 1)
+            T_CHECK(progress.calls > 0);
+        T_EQ_INT(progress.backwards, 0);
+        T_CHECK(progress.last <= p->sample.n);
         if (!one) {
             one = p;
+            one_log = strdup(log_capture_text());
         } else {
+            /* The same warnings, counts included. */
+            if (one_log)
+                T_EQ_STR(log_capture_text(), one_log);
             if (!same_profile(one, p))
                 t_fail(__FILE__, __LINE__, "--threads %d: not the profile of --threads 1",
                        threads);
@@ -256,6 +342,7 @@ TEST(perfetto_threads_same_profile)
         }
     }
     pc_profile_free(one);
-    pb_buf_free(&b);
+    free(one_log);
+    unlink(path);
     free(e.text);
 }
