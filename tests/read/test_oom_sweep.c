@@ -3,8 +3,8 @@
  * behind, whatever the limit: never a crash.  One large record is enough
  * to make the simpleperf decoding thread's copy of it fail (a 20 MiB
  * symbol name, a 300,000-frame callchain), or the Perfetto reader's
- * second thread (a 200,000-frame callstack, handed over after thousands
- * of samples), so a sweep over limits meets failures in every allocation
+ * second thread (a 200,000-frame callstack handed over after thousands
+ * of samples, then one of a million frames), so a sweep over limits meets failures in every allocation
  * on the way. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -141,7 +141,10 @@ static int write_long_chain_late(const char *path)
 }
 
 /* A traced_perf trace: 2000 samples of short callstacks, then two of one
- * with 200,000 frames (the second a callstack met again). */
+ * with 200,000 frames (the second a callstack met again), which the second
+ * thread may run out of memory on, then one of a million frames, whose
+ * interned frames are more than a quarter of the lower limits (what
+ * fails under the address sanitizer). */
 static int write_perfetto_long_callstack(const char *path)
 {
     pb_buf b = {0};
@@ -159,7 +162,7 @@ static int write_perfetto_long_callstack(const char *path)
         pb_end(&b, pk);
         perf_sample_packet(&b, t += 1000, k + 1);
     }
-    enum { DEEP = 200000 };
+    enum { DEEP = 1000000 };
     uint64_t *deep = malloc(DEEP * sizeof *deep);
     if (!deep) {
         pb_buf_free(&b);
@@ -167,15 +170,19 @@ static int write_perfetto_long_callstack(const char *path)
     }
     for (size_t j = 0; j < DEEP; j++)
         deep[j] = j % 100 + 1;
-    size_t pk = pfe_packet(&b, 1);
-    pb_uint(&b, PFE_FLAGS, 2);
-    size_t in = pb_begin(&b, PFE_INTERNED);
-    pfe_callstack(&b, PFE_CALLSTACKS, 5000, deep, DEEP, 1);
-    pb_end(&b, in);
-    pb_end(&b, pk);
+    static const size_t depths[] = {200000, DEEP};
+    for (int i = 0; i < 2; i++) {
+        uint64_t iid = 5000 + (uint64_t)i;
+        size_t pk = pfe_packet(&b, 1);
+        pb_uint(&b, PFE_FLAGS, 2);
+        size_t in = pb_begin(&b, PFE_INTERNED);
+        pfe_callstack(&b, PFE_CALLSTACKS, iid, deep, depths[i], 1);
+        pb_end(&b, in);
+        pb_end(&b, pk);
+        perf_sample_packet(&b, t += 1000, iid);
+        perf_sample_packet(&b, t += 1000, iid);
+    }
     free(deep);
-    perf_sample_packet(&b, t += 1000, 5000);
-    perf_sample_packet(&b, t += 1000, 5000);
     FILE *f = fopen(path, "wb");
     int ok = f && !b.oom && fwrite(b.data, 1, b.len, f) == b.len;
     if (f && fclose(f) != 0)
@@ -284,7 +291,8 @@ TEST(oom_sweep)
         {"big-symbol-late", "an 8 MB symbol name late in a batch", write_big_symbol_late},
         {"long-chain-late", "a 200,000-frame callchain late in a batch",
          write_long_chain_late},
-        {"perfetto-long-callstack", "a Perfetto callstack of 200,000 frames after 2000 samples",
+        {"perfetto-long-callstack",
+         "Perfetto callstacks of 200,000 and a million frames after 2000 samples",
          write_perfetto_long_callstack},
     };
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
