@@ -4,8 +4,8 @@
  * to make the simpleperf decoding thread's copy of it fail (a 20 MiB
  * symbol name, a 300,000-frame callchain), or the Perfetto reader's
  * second thread (a 200,000-frame callstack handed over after thousands
- * of samples, then one of a million frames), so a sweep over limits meets failures in every allocation
- * on the way. */
+ * of samples, then one of a million frames), so a sweep over limits
+ * meets failures in every allocation on the way. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
