@@ -372,19 +372,22 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         return pf_nomem(r);
     if (add_followers(r, s, &fc, thread, t, ucpu, cpu16) != PC_OK)
         return r->err->status;
-    /* The common case, a callstack that unwound, is finished on the
-     * second thread when there is one.  Whatever this sample then
-     * becomes (a sample, or a counter value where its callstack is
-     * empty), the event is the one made here. */
-    if (has_cs && !skipped && !(has_err && err != 1)) {
-        pf_row row = {thread, t, weight, sample_event(r, s, has_count || s->nominal), cpu16};
+    /* A sample with a callstack is finished on the second thread when
+     * there is one.  Whatever this sample then becomes (a sample, or a
+     * counter value where its callstack is empty), the event is the one
+     * made here. */
+    if (has_cs && !skipped) {
+        pf_row row = {thread, t, weight, sample_event(r, s, has_count || s->nominal), cpu16,
+                      has_err && err != 1};
         if (row.event == PF_NO_EVENT)
             return pf_nomem(r);
         int queued = pf_pipe_sample(r, s, cs, &row);
         if (queued < 0)
             return pf_nomem(r);
-        if (queued)
+        if (queued) {
+            r->st.unwind_errors += row.unwind_error;
             return PC_OK;
+        }
     }
     uint32_t stack = PC_NONE;
     int res = has_cs && !skipped ? pf_stack_of(r, s, cs, PC_NONE, &stack) : 0;

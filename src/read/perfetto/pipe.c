@@ -79,6 +79,8 @@ struct pf_pipe {
      * last emptying; emptyings that found work; the sample count at the
      * last emptying, for progress. */
     uint32_t next_ticket;
+    uint8_t *error_root;     /* per ticket: its stack's root is an ERROR frame */
+    size_t cap_error_root;
     uint64_t queued, queued_now, drains;
     size_t base;
     src_progress_fn report;
@@ -240,13 +242,27 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
          * the reading thread. */
         if (t->callstacks[i].n_frames == 0 || q->next_ticket > TICKET_MAX)
             return 0;
+        /* A failed unwinding whose producer gave its stack an ERROR root
+         * (traced_perf does) is a sample like any other; one without,
+         * whose root the reading thread adds, is left to it. */
+        if (row->unwind_error) {
+            int e = pf_callstack_error_root(r, s, t, i, iid);
+            if (e <= 0)
+                return e;
+        }
         int partial;
         if (pf_callstack_frames(r, s, t, i, iid, &n, &partial) < 0)
             return -1;
         kind = partial ? CHAIN : CHAIN_TICKET;
+    } else if (row->unwind_error && (!pf_pipe_is_ticket(r, done) ||
+                                     !q->error_root[done & ~TICKET_BIT])) {
+        /* A stack made before the pipe, or one without an ERROR root. */
+        return 0;
     }
     batch *b = &q->slot[q->submitted % N_SLOT];
-    if (pc_grow(&b->w, &b->cap, b->n + HEADER_WORDS + n, sizeof *b->w, BATCH_WORDS + 1024) < 0) {
+    if (pc_grow(&b->w, &b->cap, b->n + HEADER_WORDS + n, sizeof *b->w, BATCH_WORDS + 1024) < 0 ||
+        (kind == CHAIN_TICKET && pc_grow(&q->error_root, &q->cap_error_root, q->next_ticket + 1,
+                                         1, 4096) < 0)) {
         r->p->oom = 1;
         return -1;
     }
@@ -256,6 +272,7 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
         /* Resolved again each time, as pf_stack_of does. */
         r->st.partial_stacks++;
     } else if (kind == CHAIN_TICKET) {
+        q->error_root[q->next_ticket] = (uint8_t)pf_frame_is_error(r, r->chain[0]);
         done = TICKET_BIT | q->next_ticket++;
         pf_interned_callstack_done(t, i, done);
     }
@@ -354,6 +371,7 @@ void pf_pipe_free(pf_reader *r)
     for (int i = 0; i < N_SLOT; i++)
         free(q->slot[i].w);
     free(q->tstack);
+    free(q->error_root);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->work);
     pthread_cond_destroy(&q->room);

@@ -371,24 +371,32 @@ uint32_t pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t);
  * pf_stack_of's result 1.  0, or -1 out of memory. */
 int pf_callstack_frames(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uint64_t iid,
                         size_t *n, int *partial);
+/* Whether profile frame f is named "ERROR ...", the root traced_perf
+ * gives a stack whose unwinding failed. */
+int pf_frame_is_error(const pf_reader *r, uint32_t f);
+/* Whether unresolved callstack i of table t (iid) keeps such a root under
+ * the depth limit: 1 or 0, resolving that frame alone; -1 out of memory. */
+int pf_callstack_error_root(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uint64_t iid);
 /* Describes r->undef into buf, as snprintf does. */
 int pf_undef_text(const pf_reader *r, char *buf, size_t cap);
 uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack);
 
 /* ---- pipe.c ---- */
 
-/* A sample row but its stack. */
+/* A sample row but its stack; unwind_error: the sample's unwinding
+ * failed (its stack needs an ERROR root, unless it has one). */
 typedef struct pf_row {
     uint32_t thread;
     uint64_t time;
     int64_t weight;
     uint16_t event, cpu;
+    int unwind_error;
 } pf_row;
 /* Queues the sample of callstack iid on sequence s, to be added with its
  * stack on the second thread (started here once enough samples came, when
  * --threads allows).  1 queued; 0 left to the caller (no second thread, a
- * callstack undefined or empty): pf_stack_of and pc_add_sample then; -1
- * out of memory. */
+ * callstack undefined or empty, an unwinding error whose callstack has
+ * no ERROR root): pf_stack_of and pc_add_sample then; -1 out of memory. */
 int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row);
 /* Waits until everything queued is applied: the stack tree and the
  * sample table are the calling thread's until the next pf_pipe_sample.

@@ -539,6 +539,53 @@ uint32_t pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t)
     return i;
 }
 
+/* The profile frame of frame iid fiid in callstack iid, an undefined one
+ * standing in for a frame the trace does not define (*partial set, and
+ * the first such reference noted); PC_NONE out of memory. */
+static uint32_t callstack_frame(pf_reader *r, pf_seq *s, uint64_t iid, uint64_t fiid,
+                                int *partial)
+{
+    uint64_t ref = 0;
+    int why = UNDEF_NONE;
+    uint32_t f = frame_of(r, s, fiid, &why, &ref);
+    if (why == UNDEF_FRAME)
+        f = undefined_frame(r, fiid);
+    if (f == PC_NONE)
+        return PC_NONE;
+    if (why != UNDEF_NONE) {
+        *partial = 1;
+        if (!r->undef.what) {
+            r->undef.what = why;
+            r->undef.seq = s->id;
+            r->undef.callstack = iid;
+            r->undef.frame = fiid;
+            r->undef.ref = ref;
+        }
+    }
+    return f;
+}
+
+int pf_frame_is_error(const pf_reader *r, uint32_t f)
+{
+    uint32_t name = r->fr.name[f];
+    return name != PC_NONE && strncmp(pc_str(&r->p->str, name), "ERROR ", 6) == 0;
+}
+
+int pf_callstack_error_root(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uint64_t iid)
+{
+    pf_callstack_rec *c = &t->callstacks[i];
+    if (!c->n_frames)
+        return 0;
+    /* The frame pf_callstack_frames resolves first, without counting a
+     * cut: the rest of the callstack is resolved after, or by
+     * pf_stack_of, with the same effects. */
+    size_t max = r->p->depth.max;
+    size_t cut = max && c->n_frames > max ? c->n_frames - max : 0;
+    int partial = 0;
+    uint32_t f = callstack_frame(r, s, iid, t->pool[c->frame0 + cut], &partial);
+    return f == PC_NONE ? -1 : pf_frame_is_error(r, f);
+}
+
 int pf_callstack_frames(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uint64_t iid,
                         size_t *n, int *partial)
 {
@@ -550,23 +597,9 @@ int pf_callstack_frames(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uin
         return -1;
     }
     for (uint32_t k = cut; k < c->n_frames; k++) {
-        uint64_t fiid = t->pool[c->frame0 + k], ref = 0;
-        int why = UNDEF_NONE;
-        uint32_t f = frame_of(r, s, fiid, &why, &ref);
-        if (why == UNDEF_FRAME)
-            f = undefined_frame(r, fiid);
+        uint32_t f = callstack_frame(r, s, iid, t->pool[c->frame0 + k], partial);
         if (f == PC_NONE)
             return -1;
-        if (why != UNDEF_NONE) {
-            *partial = 1;
-            if (!r->undef.what) {
-                r->undef.what = why;
-                r->undef.seq = s->id;
-                r->undef.callstack = iid;
-                r->undef.frame = fiid;
-                r->undef.ref = ref;
-            }
-        }
         r->chain[k - cut] = f;
     }
     *n = c->n_frames - cut;
@@ -651,7 +684,7 @@ int pf_undef_text(const pf_reader *r, char *buf, size_t cap)
     return snprintf(buf, cap, "%s", "");
 }
 
-/* The first (root) frame's name of a callstack, or PC_NONE. */
+/* The first (root) frame's name of a stack, or PC_NONE. */
 uint32_t pf_root_name(pf_reader *r, pf_seq *s, uint32_t stack)
 {
     (void)s;

@@ -7,7 +7,9 @@
  * the same tree in between, and a cleared sequence that redefines the
  * same iids.  A long stretch comes first with nothing that empties the
  * queue, so that the two threads run at once (and under the thread
- * sanitizer, meet), with progress told meanwhile. */
+ * sanitizer, meet), with progress told meanwhile: its unwinding errors
+ * are on callstacks whose producer gave them an ERROR root, as
+ * traced_perf does, which the second thread takes as they are. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,9 @@
 #include "test_util.h"
 
 /* LONG samples of the plain kind, then the mix up to N. */
+/* The frame iid of the producer's ERROR root. */
+enum { ERROR_FRAME = 101 };
+
 enum { LONG = 60000, N = LONG + 6000, CLEAR_AT = LONG + 3000, N_FUNCS = 100, MAX_CS = N + 16 };
 
 
@@ -45,7 +50,10 @@ static void frames_text(const char *prefix, const uint64_t *frames, size_t n, ch
     size_t used = 0;
     out[0] = 0;
     for (size_t j = 0; j < n && used < cap; j++) {
-        if (frames[j] > N_FUNCS)
+        if (frames[j] == ERROR_FRAME)
+            used += (size_t)snprintf(out + used, cap - used, "%sERROR MEMORY_INVALID",
+                                     j ? ";" : "");
+        else if (frames[j] > N_FUNCS)
             used += (size_t)snprintf(out + used, cap - used, "%s[undefined frame iid %llu]",
                                      j ? ";" : "", (unsigned long long)frames[j]);
         else
@@ -76,9 +84,17 @@ static void sample_packet(pb_buf *b, uint64_t t, uint64_t cs, int64_t count, int
 static void build(pb_buf *b, expect *e)
 {
     static char texts[MAX_CS + 1][400];   /* by callstack iid, this generation */
+    static uint8_t error_root[MAX_CS + 1];  /* the same: under an ERROR root */
     const char *prefix = "f";
     perf_start_with_frames(b, prefix, N_FUNCS);
     pfe_ss_defaults(b, 3, "python.wall", NULL, 0);
+    size_t epk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    size_t ein = pb_begin(b, PFE_INTERNED);
+    pfe_str(b, PFE_FUNCTION_NAMES, ERROR_FRAME, "ERROR MEMORY_INVALID");
+    pfe_frame(b, PFE_FRAMES, ERROR_FRAME, ERROR_FRAME, 0, ERROR_FRAME);
+    pb_end(b, ein);
+    pb_end(b, epk);
     uint64_t t = 600000000, count = 0;
     uint64_t next_iid = 1;
     e->n = 0;
@@ -104,6 +120,7 @@ static void build(pb_buf *b, expect *e)
             next_iid = 1;
             count = 1000;
             memset(texts, 0, sizeof texts);
+            memset(error_root, 0, sizeof error_root);
         }
         if (k < LONG) {
             /* Now and then an unwinding error without a callstack, whose
@@ -118,6 +135,10 @@ static void build(pb_buf *b, expect *e)
                 uint64_t frames[32];
                 size_t n = cs_frames(k, frames);
                 iid = next_iid++;
+                /* Every seventh unwound partly, under the producer's root. */
+                error_root[iid] = k % 7 == 0;
+                if (error_root[iid])
+                    frames[0] = ERROR_FRAME;
                 size_t pk = pfe_packet(b, 1);
                 pb_uint(b, PFE_FLAGS, 2);
                 size_t in = pb_begin(b, PFE_INTERNED);
@@ -128,7 +149,7 @@ static void build(pb_buf *b, expect *e)
             } else {
                 iid = 1 + (uint64_t)(k * 31 % (int)(next_iid - 1));
             }
-            sample_packet(b, t, iid, (int64_t)count, 0);
+            sample_packet(b, t, iid, (int64_t)count, error_root[iid] ? 2 : 0);
             strcpy(e->text[e->n++], texts[iid]);
             continue;
         }
@@ -194,7 +215,8 @@ static void build(pb_buf *b, expect *e)
         }
         int err = k % 97 == 3 ? 2 : 0;
         sample_packet(b, t, iid, (int64_t)count, err);
-        if (err)
+        /* An ERROR root is added where the producer gave none. */
+        if (err && !error_root[iid])
             snprintf(e->text[e->n++], sizeof e->text[0], "ERROR MEMORY_INVALID;%s", texts[iid]);
         else
             strcpy(e->text[e->n++], texts[iid]);
