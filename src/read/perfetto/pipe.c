@@ -14,9 +14,10 @@
  * cs_res, so that the callstack's next samples queue the ticket alone.
  * The second thread turns tickets into stacks as it meets them, in
  * order, in a table of its own.  Anything else that touches the stack
- * tree or the sample table (other families of packets, samples with
- * unwinding errors, the end of the trace) first waits until the queue is
- * empty (pf_pipe_drain); a ticket then reads as its stack.
+ * tree or the sample table (other families of packets, a sample with an
+ * unwinding error whose producer gave it no ERROR root to show it under,
+ * the end of the trace) first waits until the queue is empty
+ * (pf_pipe_drain); a ticket then reads as its stack.
  *
  * Work goes over in batches of a few thousand samples, so the threads
  * meet once a batch, not once a sample.  Where the queue has to be
