@@ -16,8 +16,9 @@
  * order, in a table of its own.  Anything else that touches the stack
  * tree or the sample table (other families of packets, a sample with an
  * unwinding error whose producer gave it no ERROR root to show it under,
- * the end of the trace) first waits until the queue is empty
- * (pf_pipe_drain); a ticket then reads as its stack.
+ * or whose callstack has a stack id rather than a ticket, the end of the
+ * trace) first waits until the queue is empty (pf_pipe_drain); a ticket
+ * then reads as its stack.
  *
  * Work goes over in batches of a few thousand samples, so the threads
  * meet once a batch, not once a sample.  Where the queue has to be
@@ -44,13 +45,13 @@
  * with slack for the two to run unevenly. */
 #define N_SLOT 4
 
-/* Tickets are cs_res values with the top bit set (pf_pipe_is_ticket), so
- * while the pipe runs, stack ids stay below it. */
 /* Queue emptyings with work waiting, and the samples per emptying below
  * which the second thread is stopped. */
 #define DRAINS_SEEN 64
 #define MIN_PER_DRAIN 256
 
+/* Tickets are cs_res values with the top bit set (pf_pipe_is_ticket), so
+ * while the pipe runs, stack ids stay below it. */
 #define TICKET_BIT 0x80000000u
 #define TICKET_MAX (PF_CS_PENDING - TICKET_BIT - 1)
 
@@ -77,8 +78,9 @@ struct pf_pipe {
     int running, stop;
     int failed;      /* out of memory on the second thread */
     /* The reader's: the next ticket; samples queued in all and since the
-     * last emptying; emptyings that found work; the sample count at the
-     * last emptying, for progress. */
+     * last emptying; emptyings that found work; the table's count before
+     * the samples queued since, for progress; the input's own progress
+     * callback, put back when the thread stops. */
     uint32_t next_ticket;
     uint8_t *error_root;     /* per ticket: its stack's root is an ERROR frame */
     size_t cap_error_root;
@@ -164,14 +166,16 @@ static int threads_wanted(const pc_options *o)
     return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
 }
 
-/* Progress, told on the reading thread: the samples are those the table
- * held at the last emptying and those queued since, which is what it will
- * hold (the table itself is the second thread's meanwhile). */
+/* Progress, told on the reading thread in place of pc_convert's relay
+ * (the one that sets a progress callback), which reads the sample table:
+ * while samples are queued, the table is the second thread's, and the
+ * count is what it held before them plus the samples queued, which is
+ * what it will hold. */
 static void relay_progress(void *ctx, uint64_t done, uint64_t total)
 {
     pf_reader *r = ctx;
     struct pf_pipe *q = r->pipe;
-    pc_progress pr = {done, total, q->base + q->queued_now};
+    pc_progress pr = {done, total, q->queued_now ? q->base + q->queued_now : r->p->sample.n};
     r->o->progress(r->o->progress_ctx, &pr);
 }
 
@@ -204,7 +208,6 @@ static int start(pf_reader *r)
         return 0;
     }
     q->running = 1;
-    q->base = r->p->sample.n;
     r->pipe = q;
     r->pipe_state = PF_PIPE_RUNNING;
     src_get_progress(r->in, &q->report, &q->report_ctx);
@@ -277,6 +280,10 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
         done = TICKET_BIT | q->next_ticket++;
         pf_interned_callstack_done(t, i, done);
     }
+    /* Nothing queued since the last emptying: the second thread is idle,
+     * and the table's count is what comes before this sample. */
+    if (!q->queued_now)
+        q->base = r->p->sample.n;
     uint32_t *w = b->w + b->n;
     w[0] = (uint32_t)n << 2 | kind;
     w[1] = row->thread;
@@ -324,7 +331,6 @@ int pf_pipe_drain(pf_reader *r)
         while (q->applied != q->submitted)
             pthread_cond_wait(&q->room, &q->mu);
         pthread_mutex_unlock(&q->mu);
-        q->base = r->p->sample.n;
         q->queued_now = 0;
         if (++q->drains >= DRAINS_SEEN && q->queued < q->drains * MIN_PER_DRAIN)
             stop(r);

@@ -5,11 +5,13 @@
  * undefined ones, unwinding errors under an ERROR frame, a heap dump
  * and StackSample packets (another thread's samples) whose stacks go into
  * the same tree in between, and a cleared sequence that redefines the
- * same iids.  A long stretch comes first with nothing that empties the
+ * same iids.  A long stretch comes first with little that empties the
  * queue, so that the two threads run at once (and under the thread
  * sanitizer, meet), with progress told meanwhile: its unwinding errors
  * are on callstacks whose producer gave them an ERROR root, as
- * traced_perf does, which the second thread takes as they are. */
+ * traced_perf does, which the second thread takes as they are.  The mix
+ * is also read alone: its queue is emptied every few dozen samples, so
+ * the second thread is stopped partway and the rest read on one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,11 @@
 #include "t.h"
 #include "test_util.h"
 
-/* LONG samples of the plain kind, then the mix up to N. */
+/* LONG samples of the plain kind (or none), then MIX of the mix. */
 /* The frame iid of the producer's ERROR root. */
 enum { ERROR_FRAME = 101 };
 
-enum { LONG = 60000, N = LONG + 6000, CLEAR_AT = LONG + 3000, N_FUNCS = 100, MAX_CS = N + 16 };
+enum { LONG = 60000, MIX = 6000, N = LONG + MIX, N_FUNCS = 100, MAX_CS = N + 16 };
 
 
 /* What the test expects of each sample, in time order. */
@@ -80,11 +82,14 @@ static void sample_packet(pb_buf *b, uint64_t t, uint64_t cs, int64_t count, int
     pb_end(b, pk);
 }
 
-/* The trace, and into *e the text expected of each sample. */
-static void build(pb_buf *b, expect *e)
+/* The trace of long_n plain samples and the mix, and into *e the text
+ * expected of each sample. */
+static void build(pb_buf *b, expect *e, int long_n)
 {
     static char texts[MAX_CS + 1][400];   /* by callstack iid, this generation */
     static uint8_t error_root[MAX_CS + 1];  /* the same: under an ERROR root */
+    memset(texts, 0, sizeof texts);
+    memset(error_root, 0, sizeof error_root);
     const char *prefix = "f";
     perf_start_with_frames(b, prefix, N_FUNCS);
     pfe_ss_defaults(b, 3, "python.wall", NULL, 0);
@@ -98,10 +103,10 @@ static void build(pb_buf *b, expect *e)
     uint64_t t = 600000000, count = 0;
     uint64_t next_iid = 1;
     e->n = 0;
-    for (int k = 0; k < N; k++) {
+    for (int k = 0; k < long_n + MIX; k++) {
         t += 1000;
         count += 1000;
-        if (k == CLEAR_AT) {
+        if (k == long_n + MIX / 2) {
             /* The sequence starts over: the same iids name other functions
              * and other callstacks. */
             prefix = "g";
@@ -122,7 +127,7 @@ static void build(pb_buf *b, expect *e)
             memset(texts, 0, sizeof texts);
             memset(error_root, 0, sizeof error_root);
         }
-        if (k < LONG) {
+        if (k < long_n) {
             /* Now and then an unwinding error without a callstack, whose
              * ERROR frame is a stack of its own. */
             if (k % 5000 == 4999) {
@@ -153,7 +158,7 @@ static void build(pb_buf *b, expect *e)
             strcpy(e->text[e->n++], texts[iid]);
             continue;
         }
-        if (k == LONG + 2000) {
+        if (k == long_n + 2000) {
             /* A heap dump: its stacks go into the tree in between. */
             size_t hd;
             heap_marks m = heap_open(b, 0, 0);
@@ -289,7 +294,7 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
            memcmp(a->counter.time, b->counter.time, nc * sizeof *a->counter.time) == 0;
 }
 
-TEST(perfetto_threads_same_profile)
+static void same_at_any_threads(int long_n)
 {
     pb_buf b = {0};
     expect e;
@@ -298,7 +303,7 @@ TEST(perfetto_threads_same_profile)
         t_fail(__FILE__, __LINE__, "out of memory");
         return;
     }
-    build(&b, &e);
+    build(&b, &e, long_n);
     char path[700];
     snprintf(path, sizeof path, "%s/pipe.pftrace", t_tmpdir());
     FILE *f = fopen(path, "wb");
@@ -314,7 +319,8 @@ TEST(perfetto_threads_same_profile)
     pc_profile *one = NULL;
     char *one_log = NULL;
     for (int threads = 1; threads <= 4; threads *= 2) {
-        t_case("perfetto_threads_same_profile: --threads %d", threads);
+        t_case("perfetto_threads_same_profile: %d plain samples first, --threads %d", long_n,
+               threads);
         pc_options o;
         pc_options_init(&o);
         o.threads = threads;
@@ -339,14 +345,15 @@ TEST(perfetto_threads_same_profile)
         }
         T_EQ_INT(j, e.n);
         T_EQ_INT(wrong, 0);
-        T_EQ_INT(py, (N - LONG) / 500);
+        T_EQ_INT(py, MIX / 500);
         T_CHECK(p->heap.n > 0);
         T_CHECK(p->counter.n > 0);
         T_CONTAINS(log_capture_text(), "[undefined frame iid N]");
         T_CONTAINS(log_capture_text(), "samples name a callstack the trace does not define");
-        /* Told while reading, by the pipe (on one thread, the input's own
-         * callback here does not relay), never more than the samples read. */
-        if (threads > 1)
+        /* Told while reading a long file, by the pipe (on one thread, the
+         * input's own callback here does not relay), never more than the
+         * samples read. */
+        if (threads > 1 && long_n)
             T_CHECK(progress.calls > 0);
         T_EQ_INT(progress.backwards, 0);
         T_CHECK(progress.last <= p->sample.n);
@@ -367,4 +374,10 @@ TEST(perfetto_threads_same_profile)
     free(one_log);
     unlink(path);
     free(e.text);
+}
+
+TEST(perfetto_threads_same_profile)
+{
+    same_at_any_threads(LONG);
+    same_at_any_threads(0);
 }
