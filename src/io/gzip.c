@@ -8,13 +8,14 @@
 #include "io/gzip.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
+
+#include "base/thread.h"
 
 #define HIST 32768
 #define MAX_WORKERS 16
@@ -262,16 +263,11 @@ static void start(pc_gzip *g)
         pthread_mutex_destroy(&g->mu);
         return;
     }
-    /* Signals stay with the caller's threads, whose handlers expect them. */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &saved);
     for (int i = 0; i < g->want_workers; i++) {
-        if (pthread_create(&g->th[i], NULL, worker, g) != 0)
+        if (pc_thread_start(&g->th[i], worker, g) != 0)
             break;
         g->n_workers++;
     }
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (g->n_workers == 0) {
         pthread_cond_destroy(&g->done);
         pthread_cond_destroy(&g->work);

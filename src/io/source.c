@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -15,6 +14,7 @@
 #include <zlib.h>
 
 #include "base/error.h"
+#include "base/thread.h"
 
 #define CHUNK (1u << 20)
 
@@ -313,13 +313,7 @@ static void start_ahead(pc_input *in)
     }
     in->ahead_raw = in->raw_read;
     in->ahead = 1;
-    /* Signals stay with the caller's threads, whose handlers expect them. */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &saved);
-    int ok = pthread_create(&in->ahead_th, NULL, read_ahead, in) == 0;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (!ok) {
+    if (pc_thread_start(&in->ahead_th, read_ahead, in) != 0) {
         in->ahead = 0;
         pthread_cond_destroy(&in->cv);
         pthread_mutex_destroy(&in->mu);

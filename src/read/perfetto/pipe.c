@@ -28,12 +28,12 @@
 #include "read/perfetto/reader.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/thread.h"
 #include "io/source.h"
 
 /* Samples read on one thread before the second starts: a small trace
@@ -194,13 +194,7 @@ static int start(pf_reader *r)
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work, NULL);
     pthread_cond_init(&q->room, NULL);
-    /* Signals stay with the reading thread, whose handlers expect them. */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &saved);
-    int ok = pthread_create(&q->th, NULL, applier, q) == 0;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (!ok) {
+    if (pc_thread_start(&q->th, applier, q) != 0) {
         pthread_mutex_destroy(&q->mu);
         pthread_cond_destroy(&q->work);
         pthread_cond_destroy(&q->room);
@@ -370,11 +364,6 @@ void pf_pipe_free(pf_reader *r)
     struct pf_pipe *q = r->pipe;
     if (!q)
         return;
-    /* Not reached while pf_read_perfetto ends every pipe first; if it
-     * were, the batches handed over would be applied and the one being
-     * filled dropped. */
-    if (q->running)
-        stop(r);
     for (int i = 0; i < N_SLOT; i++)
         free(q->slot[i].w);
     free(q->tstack);

@@ -408,8 +408,7 @@ uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v);
 /* Drains and stops the second thread (tickets still translate); 0 or -1
  * as pf_pipe_drain. */
 int pf_pipe_end(pf_reader *r);
-/* Frees the pipe, stopping its thread if it still runs (batches handed
- * over are applied, the one being filled is dropped). */
+/* Frees the pipe, after pf_pipe_end. */
 void pf_pipe_free(pf_reader *r);
 
 /* ---- clock_snapshot.c ---- */

@@ -26,7 +26,6 @@
  * for more input, and a failed build interrupts the input (src_interrupt),
  * so a pipe that stays open cannot hold up an error. */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 
 #include "base/error.h"
 #include "base/grow.h"
+#include "base/thread.h"
 #include "read/simpleperf/simpleperf.h"
 #include "io/source.h"
 
@@ -318,16 +318,11 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
     src_get_progress(r->in, &report, &report_ctx);
     if (report)
         src_set_progress(r->in, note_progress, q);
-    /* Signals stay with the calling thread, whose handlers expect them. */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &saved);
     pthread_t th, help[MAX_HELPERS];
-    int n_help = 0, started = pthread_create(&th, NULL, framer, q) == 0;
+    int n_help = 0, started = pc_thread_start(&th, framer, q) == 0;
     for (int i = started ? helpers_wanted(threads) : 0; i > 0; i--)
-        if (pthread_create(&help[n_help], NULL, helper, q) == 0)
+        if (pc_thread_start(&help[n_help], helper, q) == 0)
             n_help++;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     int st = PC_OK;
     if (!started) {
         /* No second thread to be had: decode here. */
