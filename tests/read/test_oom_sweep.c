@@ -152,14 +152,9 @@ static int write_perfetto_long_callstack(const char *path)
     uint64_t t = 600000000;
     uint64_t frames[8];
     for (uint64_t k = 0; k < 2000; k++) {
-        size_t pk = pfe_packet(&b, 1);
-        pb_uint(&b, PFE_FLAGS, 2);
-        size_t in = pb_begin(&b, PFE_INTERNED);
         for (int j = 0; j < 8; j++)
             frames[j] = (k * 7 + (uint64_t)j) % 100 + 1;
-        pfe_callstack(&b, PFE_CALLSTACKS, k + 1, frames, 8, 1);
-        pb_end(&b, in);
-        pb_end(&b, pk);
+        callstack_packet(&b, k + 1, frames, 8, 1);
         perf_sample_packet(&b, t += 1000, k + 1);
     }
     enum { DEEP = 1000000 };
@@ -173,12 +168,7 @@ static int write_perfetto_long_callstack(const char *path)
     static const size_t depths[] = {200000, DEEP};
     for (int i = 0; i < 2; i++) {
         uint64_t iid = 5000 + (uint64_t)i;
-        size_t pk = pfe_packet(&b, 1);
-        pb_uint(&b, PFE_FLAGS, 2);
-        size_t in = pb_begin(&b, PFE_INTERNED);
-        pfe_callstack(&b, PFE_CALLSTACKS, iid, deep, depths[i], 1);
-        pb_end(&b, in);
-        pb_end(&b, pk);
+        callstack_packet(&b, iid, deep, depths[i], 1);
         perf_sample_packet(&b, t += 1000, iid);
         perf_sample_packet(&b, t += 1000, iid);
     }

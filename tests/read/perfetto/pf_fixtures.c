@@ -222,6 +222,16 @@ void perf_sample_packet(pb_buf *b, uint64_t t, uint64_t cs)
     pb_end(b, pk);
 }
 
+void callstack_packet(pb_buf *b, uint64_t iid, const uint64_t *frames, size_t n, int packed)
+{
+    size_t pk = pfe_packet(b, 1);
+    pb_uint(b, PFE_FLAGS, 2);
+    size_t in = pb_begin(b, PFE_INTERNED);
+    pfe_callstack(b, PFE_CALLSTACKS, iid, frames, n, packed);
+    pb_end(b, in);
+    pb_end(b, pk);
+}
+
 /* ---- Results ---- */
 
 pc_profile *convert_buf(const pb_buf *b, const pc_options *o)

@@ -55,6 +55,9 @@ void perf_start_with_frames(pb_buf *b, const char *prefix, int n);
 /* A packet of sequence 1 at time t holding one sample of callstack cs in
  * thread 100. */
 void perf_sample_packet(pb_buf *b, uint64_t t, uint64_t cs);
+/* A packet of sequence 1 whose interned data defines callstack iid as
+ * frames[0 .. n), root first (packed or not). */
+void callstack_packet(pb_buf *b, uint64_t iid, const uint64_t *frames, size_t n, int packed);
 
 /* ---- Results ---- */
 

@@ -144,12 +144,7 @@ static void build(pb_buf *b, expect *e, int long_n)
                 error_root[iid] = k % 7 == 0;
                 if (error_root[iid])
                     frames[0] = ERROR_FRAME;
-                size_t pk = pfe_packet(b, 1);
-                pb_uint(b, PFE_FLAGS, 2);
-                size_t in = pb_begin(b, PFE_INTERNED);
-                pfe_callstack(b, PFE_CALLSTACKS, iid, frames, n, k & 1);
-                pb_end(b, in);
-                pb_end(b, pk);
+                callstack_packet(b, iid, frames, n, k & 1);
                 frames_text(prefix, frames, n, texts[iid], sizeof texts[iid]);
             } else {
                 iid = 1 + (uint64_t)(k * 31 % (int)(next_iid - 1));
@@ -185,12 +180,7 @@ static void build(pb_buf *b, expect *e, int long_n)
         int new_cs = defined < 8 || k % 3 == 0;
         if (k % 211 == 5) {
             /* An empty callstack with a count: a counter value. */
-            size_t pk = pfe_packet(b, 1);
-            pb_uint(b, PFE_FLAGS, 2);
-            size_t in = pb_begin(b, PFE_INTERNED);
-            pfe_callstack(b, PFE_CALLSTACKS, MAX_CS + 100 + (uint64_t)k, NULL, 0, 0);
-            pb_end(b, in);
-            pb_end(b, pk);
+            callstack_packet(b, MAX_CS + 100 + (uint64_t)k, NULL, 0, 0);
             sample_packet(b, t, MAX_CS + 100 + (uint64_t)k, (int64_t)count, 0);
             continue;
         }
@@ -208,12 +198,7 @@ static void build(pb_buf *b, expect *e, int long_n)
             if (k % 101 == 1)
                 frames[n / 2] = 5000;
             iid = next_iid++;
-            size_t pk = pfe_packet(b, 1);
-            pb_uint(b, PFE_FLAGS, 2);
-            size_t in = pb_begin(b, PFE_INTERNED);
-            pfe_callstack(b, PFE_CALLSTACKS, iid, frames, n, k & 1);
-            pb_end(b, in);
-            pb_end(b, pk);
+            callstack_packet(b, iid, frames, n, k & 1);
             frames_text(prefix, frames, n, texts[iid], sizeof texts[iid]);
         } else {
             iid = 1 + (uint64_t)(k * 31 % defined);
