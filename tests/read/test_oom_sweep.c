@@ -184,8 +184,8 @@ static int write_perfetto_long_callstack(const char *path)
 /* Runs the CLI on in with a memory limit of mb MiB (0: none): --max-memory,
  * or under the address sanitizer (which reserves more address space than
  * any such limit) its own limits, with failed allocations returning
- * NULL.  Returns the wait status; stderr goes to errf. */
-static int run_limited(const char *in, const char *out, const char *errf, unsigned mb)
+ * NULL.  Returns the child's pid, or -1; stderr goes to errf. */
+static pid_t start_limited(const char *in, const char *out, const char *errf, unsigned mb)
 {
     char limit[32];
     snprintf(limit, sizeof limit, "%uM", mb);
@@ -217,52 +217,80 @@ static int run_limited(const char *in, const char *out, const char *errf, unsign
 #endif
         _exit(127);
     }
+    return pid;
+}
+
+/* The wait status of child pid, or -1. */
+static int wait_status(pid_t pid)
+{
     int ws = 0;
     if (pid < 0 || waitpid(pid, &ws, 0) != pid)
         return -1;
     return ws;
 }
 
+/* Checks the run at mb MiB that ended with wait status ws: it converted,
+ * leaving out; or it ran out of memory, saying so in errf, leaving no
+ * out.  Counts it in *ok or *oom. */
+static void check_run(const char *what, unsigned mb, int ws, const char *out,
+                      const char *errf, int *ok, int *oom)
+{
+    struct stat sb;
+    int left = stat(out, &sb) == 0;
+    char *e = read_text(errf);
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+        ++*ok;
+        if (!left)
+            t_fail(__FILE__, __LINE__, "%s at %uM: exit 0 without an output", what, mb);
+    } else if (WIFEXITED(ws) && WEXITSTATUS(ws) == 3 && e && strstr(e, "out of memory")) {
+        ++*oom;
+        if (left)
+            t_fail(__FILE__, __LINE__, "%s at %uM: an output left after \"%s\"", what, mb, e);
+    } else if (WIFSIGNALED(ws)) {
+        t_fail(__FILE__, __LINE__, "%s at %uM: killed by signal %d: %s", what, mb,
+               WTERMSIG(ws), e ? e : "");
+    } else {
+        t_fail(__FILE__, __LINE__, "%s at %uM: exit %d: %s", what, mb,
+               WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, e ? e : "");
+    }
+    free(e);
+}
+
+/* Runs at every limit, two at a time (a run is mostly one thread's
+ * work), and checks each run. */
 static void sweep(const char *in, const char *what)
 {
-    char out[700], errf[700];
-    snprintf(out, sizeof out, "%s/oom-%s.json", t_tmpdir(), what);
-    snprintf(errf, sizeof errf, "%s/oom-%s.err", t_tmpdir(), what);
+    enum { AT_ONCE = 2 };
+    char outs[AT_ONCE][700], errfs[AT_ONCE][700];
+    for (int i = 0; i < AT_ONCE; i++) {
+        snprintf(outs[i], sizeof outs[i], "%s/oom-%s.%d.json", t_tmpdir(), what, i);
+        snprintf(errfs[i], sizeof errfs[i], "%s/oom-%s.%d.err", t_tmpdir(), what, i);
+    }
     int ok = 0, oom = 0;
-    for (unsigned mb = FIRST_LIMIT_MB; mb <= LAST_LIMIT_MB; mb += STEP_MB) {
-        unlink(out);
-        int ws = run_limited(in, out, errf, mb);
-        struct stat sb;
-        int left = stat(out, &sb) == 0;
-        char *e = read_text(errf);
-        if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
-            ok++;
-            if (!left)
-                t_fail(__FILE__, __LINE__, "%s at %uM: exit 0 without an output", what, mb);
-        } else if (WIFEXITED(ws) && WEXITSTATUS(ws) == 3 && e &&
-                   strstr(e, "out of memory")) {
-            oom++;
-            if (left)
-                t_fail(__FILE__, __LINE__, "%s at %uM: an output left after \"%s\"", what,
-                       mb, e);
-        } else if (WIFSIGNALED(ws)) {
-            t_fail(__FILE__, __LINE__, "%s at %uM: killed by signal %d: %s", what, mb,
-                   WTERMSIG(ws), e ? e : "");
-        } else {
-            t_fail(__FILE__, __LINE__, "%s at %uM: exit %d: %s", what, mb,
-                   WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, e ? e : "");
+    for (unsigned first = FIRST_LIMIT_MB; first <= LAST_LIMIT_MB;
+         first += AT_ONCE * STEP_MB) {
+        pid_t pid[AT_ONCE];
+        int n = 0;
+        for (unsigned mb = first; n < AT_ONCE && mb <= LAST_LIMIT_MB; mb += STEP_MB, n++) {
+            unlink(outs[n]);
+            pid[n] = start_limited(in, outs[n], errfs[n], mb);
         }
-        free(e);
+        for (int i = 0; i < n; i++)
+            check_run(what, first + (unsigned)i * STEP_MB, wait_status(pid[i]), outs[i],
+                      errfs[i], &ok, &oom);
     }
     /* Some limits are too low, or the sweep tests nothing; and without a
      * limit the input converts, so those runs did fail for want of
      * memory. */
     if (!oom)
         t_fail(__FILE__, __LINE__, "%s: all %d limits converted", what, ok);
-    int ws = run_limited(in, out, errf, 0);
+    int ws = wait_status(start_limited(in, outs[0], errfs[0], 0));
     if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
         t_fail(__FILE__, __LINE__, "%s: wait status %d without a limit", what, ws);
-    unlink(out);
+    for (int i = 0; i < AT_ONCE; i++) {
+        unlink(outs[i]);
+        unlink(errfs[i]);
+    }
 }
 
 TEST(oom_sweep)
