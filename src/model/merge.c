@@ -157,9 +157,9 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
     }
     for (size_t i = 0; i < src->sample.n && !dst->oom; i++) {
         uint32_t s = src->sample.stack[i];
-        uint16_t e = src->sample.event[i];
+        uint16_t e = pc_sample_event(src, i);
         pc_add_sample(dst, thmap[src->sample.thread[i]], src->sample.time[i] + shift,
-                      s == PC_NONE ? PC_NONE : stmap[s], src->sample.weight[i],
+                      s == PC_NONE ? PC_NONE : stmap[s], pc_sample_weight(src, i),
                       e < src->event.n ? evmap[e] : e, src->sample.cpu[i]);
     }
     dst->sample.read += src->sample.read;

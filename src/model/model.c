@@ -72,6 +72,7 @@ void pc_profile_free(pc_profile *p)
     free(p->sample.stack);
     free(p->sample.time);
     free(p->sample.weight);
+    free(p->sample.weight32);
     free(p->sample.event);
     free(p->sample.cpu);
     free(p->proc.pid);
@@ -259,28 +260,110 @@ uint32_t pc_process_name(const pc_profile *p, int64_t pid)
 
 enum { PREFAULT_ROWS = 1 << 15 };
 
+/* Column *col made with cap rows, the first n of them v. */
+static int own_col(void *col, size_t size, size_t cap, size_t n, const void *v)
+{
+    unsigned char *c = malloc((cap ? cap : 1) * size);
+    if (!c)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        memcpy(c + i * size, v, size);
+    memcpy(col, &c, sizeof c);
+    return 0;
+}
+
+/* The weight column 8 bytes a row, from the 4-byte one or weight_all. */
+static int wide_weights(pc_profile *p)
+{
+    if (p->sample.weight)
+        return 0;
+    if (own_col(&p->sample.weight, sizeof *p->sample.weight, p->sample.cap, p->sample.n,
+                &p->sample.weight_all) < 0)
+        return -1;
+    if (p->sample.weight32) {
+        for (size_t i = 0; i < p->sample.n; i++)
+            p->sample.weight[i] = p->sample.weight32[i];
+        free(p->sample.weight32);
+        p->sample.weight32 = NULL;
+    }
+    return 0;
+}
+
+int pc_sample_own(pc_profile *p)
+{
+    if (wide_weights(p) < 0)
+        return -1;
+    if (!p->sample.event &&
+        own_col(&p->sample.event, sizeof *p->sample.event, p->sample.cap, p->sample.n,
+                &p->sample.event_all) < 0)
+        return -1;
+    return 0;
+}
+
+static int fits32(int64_t v)
+{
+    return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* Makes the weight and event columns that row i's values need. */
+static int make_cols(pc_profile *p, size_t i, int64_t weight, uint16_t event)
+{
+    if (i == 0 && !p->sample.weight && !p->sample.weight32)
+        p->sample.weight_all = weight;
+    if (i == 0 && !p->sample.event)
+        p->sample.event_all = event;
+    if (!p->sample.weight && !p->sample.weight32 && weight != p->sample.weight_all) {
+        if (fits32(weight) && fits32(p->sample.weight_all)) {
+            int32_t w = (int32_t)p->sample.weight_all;
+            if (own_col(&p->sample.weight32, sizeof w, p->sample.cap, i, &w) < 0)
+                return -1;
+        } else if (wide_weights(p) < 0) {
+            return -1;
+        }
+    }
+    if (p->sample.weight32 && !fits32(weight) && wide_weights(p) < 0)
+        return -1;
+    if (!p->sample.event && event != p->sample.event_all &&
+        own_col(&p->sample.event, sizeof event, p->sample.cap, i, &p->sample.event_all) < 0)
+        return -1;
+    return 0;
+}
+
 int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
-    struct pc_col cols[] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
-                            PC_COL(p->sample.time), PC_COL(p->sample.weight),
-                            PC_COL(p->sample.event), PC_COL(p->sample.cpu)};
-    if (pc_grow_cols(&p->sample.cap, p->sample.n + 1, cols, 6) < 0)
+    size_t i = p->sample.n;
+    if (make_cols(p, i, weight, event) < 0)
         return -1;
-    size_t i = p->sample.n++;
+    struct pc_col cols[6] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
+                             PC_COL(p->sample.time), PC_COL(p->sample.cpu)};
+    int nc = 4;
+    if (p->sample.weight)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
+    if (p->sample.weight32)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
+    if (p->sample.event)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    if (pc_grow_cols(&p->sample.cap, i + 1, cols, nc) < 0)
+        return -1;
+    p->sample.n++;
     if (i >= p->sample.mapped) {
         /* The next rows' pages, a block at a time (see pc_prefault). */
         size_t to = i + PREFAULT_ROWS < p->sample.cap ? i + PREFAULT_ROWS : p->sample.cap;
-        for (int c = 0; c < 6; c++)
+        for (int c = 0; c < nc; c++)
             pc_prefault(*cols[c].p, i * cols[c].size, to * cols[c].size);
         p->sample.mapped = to;
     }
     p->sample.thread[i] = thread;
     p->sample.stack[i] = stack;
     p->sample.time[i] = time;
-    p->sample.weight[i] = weight;
-    p->sample.event[i] = event;
     p->sample.cpu[i] = cpu;
+    if (p->sample.weight)
+        p->sample.weight[i] = weight;
+    else if (p->sample.weight32)
+        p->sample.weight32[i] = (int32_t)weight;
+    if (p->sample.event)
+        p->sample.event[i] = event;
     return 0;
 }
 

@@ -118,11 +118,11 @@ static uint64_t median_of(const pc_profile *p, uint64_t (*pick)(const pc_profile
 /* The period of an on-CPU sample of a clock event. */
 static uint64_t clock_period(const pc_profile *p, size_t i)
 {
-    uint16_t e = p->sample.event[i];
-    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || p->sample.weight[i] <= 0 ||
+    uint16_t e = pc_sample_event(p, i);
+    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || pc_sample_weight(p, i) <= 0 ||
         pc_sample_offcpu(p, i))
         return 0;
-    return (uint64_t)p->sample.weight[i];
+    return (uint64_t)pc_sample_weight(p, i);
 }
 
 /* The time since the previous sample of the same thread (grouped samples). */

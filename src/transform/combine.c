@@ -134,7 +134,7 @@ static int weight_unit(const pc_profile *p, uint32_t *event)
     int unit = -1;
     *event = PC_NONE;
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint16_t e = p->sample.event[i];
+        uint16_t e = pc_sample_event(p, i);
         int u = e < p->event.n ? p->event.unit[e] : PC_UNIT_SAMPLES;
         if (unit == -1) {
             unit = u;
@@ -283,12 +283,12 @@ int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc
     for (size_t i = 0; i < n && !p->oom; i++) {
         /* The sign tells the sides apart: a weightless sample (a period
          * of 0) would count for the new side, and counts for nothing. */
-        if (p->sample.stack[i] == PC_NONE || p->sample.weight[i] == 0)
+        if (p->sample.stack[i] == PC_NONE || pc_sample_weight(p, i) == 0)
             continue;
-        int64_t w = p->sample.weight[i];
+        int64_t w = pc_sample_weight(p, i);
         pc_add_sample(p, d, p->sample.time[i], p->sample.stack[i],
                       p->sample.thread[i] < nt_base ? (w == INT64_MIN ? INT64_MAX : -w) : w,
-                      p->sample.event[i],
+                      pc_sample_event(p, i),
                       p->sample.cpu[i]);
     }
     if (p->oom || pc_group_samples(p) < 0) {

@@ -36,7 +36,7 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
     size_t nt = p->thread.n, nsw = p->sw.n;
     uint32_t *perm;
     size_t *first;
-    if (pc_order_switches(p, &perm, &first) < 0)
+    if (pc_sample_own(p) < 0 || pc_order_switches(p, &perm, &first) < 0)
         return pc_nomem(err);
     uint64_t end = pc_end_time(p);
 
@@ -61,7 +61,7 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
     for (size_t t = 0; t < nt; t++) {
         size_t k = first[t];  /* the first switch of t after the sample */
         for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
-            if (!is_off[p->sample.event[i]])
+            if (!is_off[pc_sample_event(p, i)])
                 continue;
             uint64_t t0 = p->sample.time[i];
             /* A switch at the sample's own instant is the switch out. */
@@ -111,7 +111,7 @@ static int offcpu_leaves(pc_profile *p, const uint8_t *is_off, pc_error *err)
     memset(frame_to, 0xff, (nf + 1) * sizeof *frame_to);
     for (size_t i = 0; i < p->sample.n && !p->oom; i++) {
         uint32_t s = p->sample.stack[i];
-        if (!is_off[p->sample.event[i]] || s == PC_NONE || s >= ns)
+        if (!is_off[pc_sample_event(p, i)] || s == PC_NONE || s >= ns)
             continue;
         if (stack_to[s] == PC_NONE) {
             uint32_t f = p->stack.frame[s], pre = p->stack.prefix[s];
@@ -165,7 +165,7 @@ int pc_offcpu(pc_profile *p, const pc_options *o, pc_error *err)
         return pc_nomem(err);
     }
     for (size_t i = 0; i < p->sample.n; i++) {
-        int off = is_off[p->sample.event[i]];
+        int off = is_off[pc_sample_event(p, i)];
         keep[i] = mode == PC_OFFCPU_ON ? !off : mode == PC_OFFCPU_OFF ? off : 1;
         kept += keep[i];
         left += !keep[i];
@@ -196,8 +196,11 @@ int pc_offcpu_mix(pc_profile *p, pc_error *err)
         return pc_nomem(err);
     int st = offcpu_leaves(p, is_off, err);
     /* One timeline under the first event type. */
-    for (size_t i = 0; st == PC_OK && i < p->sample.n; i++)
-        p->sample.event[i] = 0;
+    if (st == PC_OK) {
+        free(p->sample.event);
+        p->sample.event = NULL;
+        p->sample.event_all = 0;
+    }
     free(is_off);
     return st;
 }

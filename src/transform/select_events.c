@@ -46,7 +46,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
         return pc_nomem(err);
     }
     for (size_t i = 0; i < p->sample.n; i++)
-        count[p->sample.event[i]]++;
+        count[pc_sample_event(p, i)]++;
 
     size_t chosen = ne;
     if (o->event) {
@@ -102,7 +102,7 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
             st = pc_nomem(err);
         } else {
             for (size_t i = 0; i < p->sample.n; i++)
-                keep[i] = keep_ev[p->sample.event[i]] == 1;
+                keep[i] = keep_ev[pc_sample_event(p, i)] == 1;
             pc_keep_samples(p, keep);
             free(keep);
         }

@@ -150,7 +150,7 @@ int pc_diff_changes(const pc_profile *p, pc_change **out, size_t *n)
         if (!p->thread.diff[t])
             continue;
         for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
-            int64_t w = p->sample.weight[i];
+            int64_t w = pc_sample_weight(p, i);
             /* The base's samples are stored negated. */
             if (w < 0)
                 pc_fsums_add(&side[0], p->sample.stack[i], w == INT64_MIN ? INT64_MAX : -w);

@@ -344,7 +344,7 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
     }
     for (size_t i = 0; i < p->sample.n; i++) {
         uint32_t t = p->sample.thread[i];
-        uint64_t w = p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 1;
+        uint64_t w = pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 1;
         any[t]++;
         if (!pc_sample_offcpu(p, i))
             on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;

@@ -163,7 +163,7 @@ static int time_weighted(const pc_profile *p)
     uint8_t seen[256] = {0};
     int any = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint16_t e = p->sample.event[i];
+        uint16_t e = pc_sample_event(p, i);
         if (e < 256 && seen[e])
             continue;
         if (e >= p->event.n || !pc_is_time_event(p, e))
@@ -243,7 +243,7 @@ static int64_t fresh_tid(fresh *f)
 static int track_has(const pc_profile *p, const track *k, size_t i)
 {
     return p->meta.offcpu_mode != PC_OFFCPU_ON_OFF ||
-           is_off_event(p, p->sample.event[i]) == k->off;
+           is_off_event(p, pc_sample_event(p, i)) == k->off;
 }
 
 /* ---- JSON ---- */
@@ -474,7 +474,7 @@ static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
         for (size_t i = a; i < b; i++) {
             if (!track_has(p, k, i))
                 continue;
-            int64_t v = p->sample.weight[i];
+            int64_t v = pc_sample_weight(p, i);
             if (weighted)
                 jw_ms_signed(w, v);
             else
@@ -485,7 +485,7 @@ static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
         jw_arr(w);
         for (size_t i = a; i < b; i++)
             if (track_has(p, k, i))
-                jw_ms(w, p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0);
+                jw_ms(w, pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 0);
         jw_arr_end(w);
     } else {
         jw_null(w);

@@ -210,7 +210,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
 #define FSTACK(st) ((st) == PC_NONE ? PC_NONE : fs.of[st])
     if (diff) {
         for (size_t i = 0; i < p->sample.n; i++) {
-            int64_t w = p->sample.weight[i];
+            int64_t w = pc_sample_weight(p, i);
             if (!p->thread.diff[p->sample.thread[i]])
                 continue;
             if (pc_sums_add(w < 0 ? &fb : &f, p->sample.thread[i], FSTACK(p->sample.stack[i]),
@@ -220,7 +220,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
     } else if (p->sample.n) {
         for (size_t i = 0; i < p->sample.n; i++)
             if (pc_sums_add(&f, p->sample.thread[i], FSTACK(p->sample.stack[i]), PC_NONE, 1,
-                            o->folded_counts ? 1 : p->sample.weight[i]) < 0)
+                            o->folded_counts ? 1 : pc_sample_weight(p, i)) < 0)
                 goto oom;
     } else {
         for (size_t i = 0; i < p->heap.n; i++) {

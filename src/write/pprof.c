@@ -227,8 +227,8 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
                                                                           : "inuse_space");
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], one, pid))
-                ev_used[p->sample.event[i]] = 1;
+            if (pc_sample_event(p, i) < ne && in_process(p, p->sample.thread[i], one, pid))
+                ev_used[pc_sample_event(p, i)] = 1;
         for (size_t e = 0; e < ne; e++) {
             if (!ev_used[e])
                 continue;
@@ -264,9 +264,9 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
         }
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.event[i] < ne && in_process(p, p->sample.thread[i], one, pid) &&
-                pc_sums_add(&a, p->sample.thread[i], p->sample.stack[i], p->sample.event[i], 1,
-                        p->sample.weight[i]) < 0)
+            if (pc_sample_event(p, i) < ne && in_process(p, p->sample.thread[i], one, pid) &&
+                pc_sums_add(&a, p->sample.thread[i], p->sample.stack[i], pc_sample_event(p, i), 1,
+                        pc_sample_weight(p, i)) < 0)
                 goto oom;
         for (size_t i = 0; i < a.n; i++) {
             for (size_t v = 0; v < nv; v++)

@@ -111,7 +111,7 @@ static int add_prof(ss_state *st, uint32_t thread, uint32_t event, uint32_t heap
 
 static uint64_t sample_weight(const pc_profile *p, size_t i)
 {
-    return p->sample.weight[i] > 0 ? (uint64_t)p->sample.weight[i] : 0;
+    return pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 0;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -122,7 +122,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 /* Whether sample i belongs to profile pr. */
 static int in_prof(const ss_prof *pr, const pc_profile *p, size_t i)
 {
-    return pr->event == PC_NONE || p->sample.event[i] == pr->event;
+    return pr->event == PC_NONE || pc_sample_event(p, i) == pr->event;
 }
 
 static int ev_cmp(const void *a, const void *b)
@@ -140,8 +140,8 @@ static int plan_samples(ss_state *st)
     /* Event numbers the recording does not name get profiles too. */
     size_t n_ev = ne;
     for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.event[i] >= n_ev)
-            n_ev = (size_t)p->sample.event[i] + 1;
+        if (pc_sample_event(p, i) >= n_ev)
+            n_ev = (size_t)pc_sample_event(p, i) + 1;
     if (!(st->ev_stamp = calloc(n_ev + 1, sizeof *st->ev_stamp)) ||
         !(st->ev_list = malloc((n_ev + 1) * sizeof *st->ev_list)) ||
         !(st->is_time = calloc(ne + 1, 1)))
@@ -149,7 +149,7 @@ static int plan_samples(ss_state *st)
     for (size_t e = 0; e < ne; e++)
         st->is_time[e] = (uint8_t)(pc_is_time_event(p, e) != 0);
     for (size_t i = 1; i < p->sample.n && !st->split_events; i++)
-        st->split_events = p->sample.event[i] != p->sample.event[0];
+        st->split_events = pc_sample_event(p, i) != pc_sample_event(p, 0);
     for (size_t k = 0; k < p->thread.n; k++) {
         uint32_t t = st->order[k];
         size_t b = p->sample.first[t], e = p->sample.first[t + 1];
@@ -162,7 +162,7 @@ static int plan_samples(ss_state *st)
         }
         size_t n = 0;
         for (size_t i = b; i < e; i++) {
-            uint16_t ev = p->sample.event[i];
+            uint16_t ev = pc_sample_event(p, i);
             if (st->ev_stamp[ev] != t + 1) {
                 st->ev_stamp[ev] = t + 1;
                 st->ev_list[n++] = ev;
@@ -343,7 +343,7 @@ static void write_prof(jw *w, const ss_state *st, const ss_prof *pr, uint64_t or
     /* The event of the profile's samples, for its unit. */
     uint32_t ev = pr->event;
     if (!heap && ev == PC_NONE)
-        ev = p->sample.event[pr->begin];
+        ev = pc_sample_event(p, pr->begin);
     int timed = !heap && ev < p->event.n && st->is_time[ev];
     uint64_t start = 0, end = pr->total;
     if (timed) {

@@ -568,8 +568,8 @@ static int collect_graphs(svg *v)
             g->diff = p->thread.diff && p->thread.diff[t];
             g->unit = -3;
             for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
-                int64_t w = p->sample.weight[i];
-                uint16_t e = p->sample.event[i];
+                int64_t w = pc_sample_weight(p, i);
+                uint16_t e = pc_sample_event(p, i);
                 int unit = e < p->event.n ? p->event.unit[e] : PC_WUNIT_MIXED;
                 g->unit = g->unit == -3 || g->unit == unit ? unit : PC_WUNIT_MIXED;
                 g->items++;
@@ -623,7 +623,7 @@ static void build_graph(svg *v, size_t k)
     uint32_t stamp = (uint32_t)k + 1;
     if (g->heap == PC_NONE) {
         for (size_t i = p->sample.first[g->thread]; i < p->sample.first[g->thread + 1]; i++)
-            add(v, p->sample.stack[i], stamp, p->sample.weight[i], g->diff);
+            add(v, p->sample.stack[i], stamp, pc_sample_weight(p, i), g->diff);
     } else {
         for (size_t i = 0; i < p->heap.n; i++) {
             if (p->heap.thread[i] != g->thread || p->heap.heap[i] != g->heap ||

@@ -135,7 +135,7 @@ static void feed_thread(const pc_profile *p, int heap, uint32_t t, pc_fsums *f)
 {
     if (!heap) {
         for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
-            pc_fsums_add(f, p->sample.stack[i], p->sample.weight[i]);
+            pc_fsums_add(f, p->sample.stack[i], pc_sample_weight(p, i));
         return;
     }
     for (size_t i = 0; i < p->heap.n; i++) {
@@ -212,8 +212,8 @@ int pc_write_text(const pc_profile *p, const pc_write_options *o, pc_sink *s, pc
     if (!heap) {
         for (size_t t = 0; t < nt && p->sample.first; t++)
             for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
-                int64_t w = p->sample.weight[i];
-                uint16_t e = p->sample.event[i];
+                int64_t w = pc_sample_weight(p, i);
+                uint16_t e = pc_sample_event(p, i);
                 int unit = e < p->event.n ? p->event.unit[e] : PC_WUNIT_MIXED;
                 /* A comparison thread repeats the two sides' samples. */
                 if (e < p->event.n && !p->thread.diff[t])

@@ -240,7 +240,7 @@ static void thread_sums(const pc_profile *p, size_t t0, size_t t1, const char *l
     for (size_t t = t0; t < t1 && used < cap; t++) {
         int64_t w = 0;
         for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
-            w += p->sample.weight[i];
+            w += pc_sample_weight(p, i);
         int main = label && p->thread.tid[t] == p->thread.pid[t];
         used += (size_t)snprintf(buf + used, cap - used, "%s%s%s:%zu:%lld ",
                                  main ? label : "", main ? ": " : "",

@@ -369,7 +369,7 @@ TEST(overflow_perf_script)
                 last = p->sample.time[i];
         T_EQ_INT(last == U64_TOP, 1);
         for (size_t i = 0; i < p->sample.n; i++)
-            T_CHECK(p->sample.weight[i] > 0);
+            T_CHECK(pc_sample_weight(p, i) > 0);
     }
     pc_profile_free(p);
     /* Past 2^64 - 1 ns the line is no header (here, no perf script at
@@ -400,7 +400,7 @@ TEST(overflow_simpleperf_offcpu)
          * than nothing. */
         for (size_t i = 0; i < p->sample.n; i++)
             if (pc_sample_offcpu(p, i))
-                T_CHECK(p->sample.weight[i] > 0);
+                T_CHECK(pc_sample_weight(p, i) > 0);
         write_all(p, "simpleperf off-CPU");
         pc_profile_free(p);
     }

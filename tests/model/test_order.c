@@ -91,8 +91,8 @@ TEST(group_samples_moves_every_column)
     for (size_t k = 0; k < N; k++) {
         uint32_t t = p->sample.thread[k];
         T_CHECK(k >= p->sample.first[t] && k < p->sample.first[t + 1]);
-        size_t i = (size_t)(p->sample.weight[k] / 7);
-        if (p->sample.event[k] != i % 5 || p->sample.cpu[k] != i % 11 || i % 3 != t) {
+        size_t i = (size_t)(pc_sample_weight(p, k) / 7);
+        if (pc_sample_event(p, k) != i % 5 || p->sample.cpu[k] != i % 11 || i % 3 != t) {
             t_fail(__FILE__, __LINE__, "row %zu: columns of different samples", k);
             break;
         }
@@ -107,5 +107,84 @@ TEST(group_samples_moves_every_column)
     T_EQ_INT(p->sample.n, n + 5000);
     T_EQ_INT(p->oom, 0);
     T_CHECK(p->sample.time[n + 4999] == 99999 + 4999);
+    pc_profile_free(p);
+}
+
+/* Every sample's weight and event read back as added, whichever columns
+ * the values made: none while they repeat, 4-byte weights while they fit,
+ * 8-byte ones after; and the values travel with their rows through
+ * grouping, keeping and pc_sample_own. */
+TEST(sample_weight_and_event_columns_made_as_needed)
+{
+    enum { N = 4000 };
+    static int64_t weight[N];
+    static uint16_t event[N];
+    pc_profile *p = pc_profile_new();
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    T_CHECK(pc_add_thread(p, 1, 1, PC_NONE) != PC_NONE);
+    T_CHECK(pc_add_thread(p, 1, 2, PC_NONE) != PC_NONE);
+    for (size_t i = 0; i < N; i++) {
+        /* One weight and event, then weights that fit in 32 bits, then
+         * one that does not; a second event from row 3000. */
+        weight[i] = i < 1000 ? -250000 : i < 2000 ? (int64_t)i - 1500 : (int64_t)i << 33;
+        event[i] = i < 3000 ? 3 : (uint16_t)(i % 4);
+        pc_add_sample(p, (uint32_t)(i % 2), N - i, PC_NONE, weight[i], event[i], 0);
+        if (i == 999)
+            T_CHECK(!p->sample.weight && !p->sample.weight32 && !p->sample.event);
+        if (i == 1999)
+            T_CHECK(!p->sample.weight && p->sample.weight32 && !p->sample.event);
+        if (i == 2999)
+            T_CHECK(p->sample.weight && !p->sample.weight32 && !p->sample.event);
+    }
+    T_CHECK(p->sample.event != NULL);
+    T_EQ_INT(p->oom, 0);
+    int bad = 0;
+    for (size_t i = 0; i < N && !bad; i++)
+        bad = pc_sample_weight(p, i) != weight[i] || pc_sample_event(p, i) != event[i];
+    T_CHECK(!bad);
+    /* Grouped: thread 0's rows then thread 1's, each latest first added. */
+    T_EQ_INT(pc_group_samples(p), 0);
+    for (size_t k = 0; k < N && !bad; k++) {
+        size_t i = k < N / 2 ? N - 2 - 2 * k : N - 1 - 2 * (k - N / 2);
+        bad = p->sample.thread[k] != i % 2 || p->sample.time[k] != N - i ||
+              pc_sample_weight(p, k) != weight[i] || pc_sample_event(p, k) != event[i];
+    }
+    T_CHECK(!bad);
+    pc_profile_free(p);
+
+    /* A weight that does not fit first, then another: 8 bytes at once. */
+    p = pc_profile_new();
+    T_CHECK(p && pc_add_thread(p, 1, 1, PC_NONE) != PC_NONE);
+    if (!p)
+        return;
+    pc_add_sample(p, 0, 1, PC_NONE, INT64_MAX, 0, 0);
+    pc_add_sample(p, 0, 2, PC_NONE, 5, 0, 0);
+    T_CHECK(p->sample.weight && !p->sample.weight32);
+    T_CHECK(pc_sample_weight(p, 0) == INT64_MAX && pc_sample_weight(p, 1) == 5);
+    /* 4-byte weights, grouped, kept and dropped rows, then owned: the same
+     * values. */
+    pc_profile_free(p);
+    p = pc_profile_new();
+    T_CHECK(p && pc_add_thread(p, 1, 1, PC_NONE) != PC_NONE &&
+            pc_add_thread(p, 1, 2, PC_NONE) != PC_NONE);
+    if (!p)
+        return;
+    for (int i = 0; i < 6; i++)
+        pc_add_sample(p, (uint32_t)(i % 2), (uint64_t)i, PC_NONE, i < 2 ? 7 : -i, 2, 0);
+    T_CHECK(p->sample.weight32 && !p->sample.event);
+    /* Rows 0, 2, 4 (thread 0), then 1, 3, 5; row 2 and 3 dropped. */
+    T_EQ_INT(pc_group_samples(p), 0);
+    uint8_t keep[6] = {1, 0, 1, 1, 0, 1};
+    pc_keep_samples(p, keep);
+    T_EQ_INT(p->sample.n, 4);
+    T_EQ_INT(pc_sample_own(p), 0);
+    T_CHECK(p->sample.weight && !p->sample.weight32 && p->sample.event);
+    const int64_t want[4] = {7, -4, 7, -5};
+    for (int i = 0; i < 4; i++) {
+        T_CHECK(pc_sample_weight(p, (size_t)i) == want[i]);
+        T_EQ_INT(pc_sample_event(p, (size_t)i), 2);
+    }
     pc_profile_free(p);
 }

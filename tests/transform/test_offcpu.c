@@ -16,7 +16,7 @@ static long long weight_sum(const pc_profile *p)
 {
     long long s = 0;
     for (size_t i = 0; i < p->sample.n; i++)
-        s += p->sample.weight[i];
+        s += pc_sample_weight(p, i);
     return s;
 }
 
@@ -81,11 +81,11 @@ TEST(offcpu_corpus_modes)
                 found = ref[k][0] == p->thread.tid[p->sample.thread[i]] &&
                         llabs(ref[k][1] - (long long)p->sample.time[i]) <= 1000;
             if (found) {
-                matched += p->sample.weight[i];
+                matched += pc_sample_weight(p, i);
                 n_matched++;
             } else {
-                pending += p->sample.weight[i];
-                T_CHECK(p->sample.weight[i] >= 1);
+                pending += pc_sample_weight(p, i);
+                T_CHECK(pc_sample_weight(p, i) >= 1);
             }
         }
         T_EQ_INT(n_matched, 91);
@@ -99,7 +99,7 @@ TEST(offcpu_corpus_modes)
     if ((p = convert_input(OFFCPU_INPUT, &o))) {
         size_t per_event[2] = {0, 0};
         for (size_t i = 0; i < p->sample.n; i++)
-            per_event[p->sample.event[i] ? 1 : 0]++;
+            per_event[pc_sample_event(p, i) ? 1 : 0]++;
         T_EQ_INT(per_event[0], 208);
         T_EQ_INT(per_event[1], 96);
         pc_profile_free(p);
@@ -111,7 +111,7 @@ TEST(offcpu_corpus_modes)
     if ((p = convert_input(OFFCPU_INPUT, &o))) {
         size_t nonzero = 0;
         for (size_t i = 0; i < p->sample.n; i++)
-            nonzero += p->sample.event[i] != 0;
+            nonzero += pc_sample_event(p, i) != 0;
         T_EQ_INT(p->sample.n, 304);
         T_EQ_INT(nonzero, 0);
         T_EQ_INT(p->meta.offcpu_mode, PC_OFFCPU_MIXED);
@@ -172,9 +172,9 @@ static const char *off_weights(const pc_profile *p, int64_t tid)
     buf[0] = 0;
     for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
         size_t used = strlen(buf);
-        if (p->sample.event[i] == 1)
+        if (pc_sample_event(p, i) == 1)
             snprintf(buf + used, sizeof buf - used, "%s%lld", used ? "," : "",
-                     (long long)(p->sample.weight[i] / (int64_t)FX_MS));
+                     (long long)(pc_sample_weight(p, i) / (int64_t)FX_MS));
     }
     return buf;
 }
@@ -193,7 +193,7 @@ TEST(offcpu_glibc_order)
         T_EQ_STR(off_weights(p, 10), "3,2,9");
         T_EQ_STR(off_weights(p, 11), "4");
         /* On-CPU samples keep their period. */
-        T_EQ_INT(p->sample.weight[p->sample.first[find_thread(p, 11)]], 1000000);
+        T_EQ_INT(pc_sample_weight(p, p->sample.first[find_thread(p, 11)]), 1000000);
         pc_profile_free(p);
     }
     spe_free(&e);

@@ -203,9 +203,9 @@ TEST(pprof_go_tool)
     int64_t *flat = calloc(p->func.n + 1, sizeof *flat), total = 0;
     size_t top = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
-        total += p->sample.weight[i];
+        total += pc_sample_weight(p, i);
         if (p->sample.stack[i] != PC_NONE)
-            flat[p->frame.func[p->stack.frame[p->sample.stack[i]]]] += p->sample.weight[i];
+            flat[p->frame.func[p->stack.frame[p->sample.stack[i]]]] += pc_sample_weight(p, i);
     }
     for (size_t f = 1; f < p->func.n; f++)
         if (flat[f] > flat[top])

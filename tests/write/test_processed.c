@@ -207,10 +207,10 @@ TEST(processed_offcpu_totals)
         return;
     long long model_on = 0, model_off = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
-        if (p->sample.event[i] == 0)
-            model_on += p->sample.weight[i];
+        if (pc_sample_event(p, i) == 0)
+            model_on += pc_sample_weight(p, i);
         else
-            model_off += p->sample.weight[i];
+            model_off += pc_sample_weight(p, i);
     }
     jv *root = written(p, PC_FORMAT_FIREFOX);
     pc_profile_free(p);
@@ -279,7 +279,7 @@ static void formats_agree(const corpus_row *row)
             size_t n = p->sample.first[t + 1] - p->sample.first[t];
             long long model = 0;
             for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
-                model += p->sample.weight[i];
+                model += pc_sample_weight(p, i);
             T_EQ_INT(in_gecko, n);
             T_EQ_INT(in_processed, n);
             const jv *w = j_get(j_get(j_at(pt, 0), "samples"), "weight");

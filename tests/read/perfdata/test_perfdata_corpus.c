@@ -83,8 +83,8 @@ static char **sample_lines(const pc_profile *p, size_t *n, int no_event)
             stack = "";
         snprintf(v[i], len, "tid %lld time %llu event %s weight %lld: %s",
                  (long long)p->thread.tid[t], (unsigned long long)p->sample.time[i],
-                 no_event ? "-" : str_of(p, p->event.name[p->sample.event[i]]),
-                 (long long)p->sample.weight[i],
+                 no_event ? "-" : str_of(p, p->event.name[pc_sample_event(p, i)]),
+                 (long long)pc_sample_weight(p, i),
                  stack);
         /* Listed difference: the names were demangled by simpleperf's
          * demangler (LLVM's), which closes nested templates as ">>"; the

@@ -131,7 +131,7 @@ TEST(perfdata_records_samples)
         uint32_t t = p->sample.thread[i];
         T_EQ_INT(p->thread.pid[t], 100);
         T_EQ_INT(p->thread.tid[t], want[k].tid);
-        T_EQ_INT(p->sample.weight[i], want[k].period);
+        T_EQ_INT(pc_sample_weight(p, i), want[k].period);
         T_EQ_INT(p->sample.cpu[i], want[k].cpu);
     }
     T_EQ_STR(stack_at(p, 1000), "app+0x100;app+0x1000");
@@ -427,7 +427,7 @@ static void two_events(int identifier)
     /* Only the chosen event's samples stay. */
     T_EQ_INT(p->sample.n, 2);
     for (size_t i = 0; i < p->sample.n; i++) {
-        T_EQ_INT(p->sample.event[i], 1);
+        T_EQ_INT(pc_sample_event(p, i), 1);
         T_CHECK(p->sample.time[i] == 2000 || p->sample.time[i] == 5000);
     }
     pc_profile_free(p);
@@ -616,7 +616,7 @@ TEST(perfdata_records_pipe)
         T_EQ_INT(p->sample.n, 1);
         T_EQ_STR(stack_at(p, 1000), "piped+0x456;piped+0x123");
         if (p->sample.n == 1)
-            T_EQ_INT(p->sample.weight[0], 77);
+            T_EQ_INT(pc_sample_weight(p, 0), 77);
         uint32_t t = thread_of(p, 1100, 1100);
         if (t != PC_NONE)
             T_EQ_STR(str_of(p, p->thread.name[t]), "piped");
@@ -725,7 +725,7 @@ TEST(perfdata_records_sample_fields)
         return;
     T_EQ_INT(p->sample.n, 1);
     if (p->sample.n == 1) {
-        T_EQ_INT(p->sample.weight[0], 4321);
+        T_EQ_INT(pc_sample_weight(p, 0), 4321);
         T_EQ_INT(p->sample.cpu[0], 6);
         T_EQ_INT(p->sample.time[0], 1000);
         T_EQ_STR(stack_text(p, p->sample.stack[0]), "fields+0xbb0;fields+0xaa0");

@@ -259,7 +259,7 @@ const char *samples_text(const pc_profile *p, uint32_t t)
     for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
         used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%" PRIu64 ":%" PRId64 ":%s",
                                  used ? " " : "", p->sample.time[i] / 1000,
-                                 p->sample.weight[i], stack_text(p, p->sample.stack[i]));
+                                 pc_sample_weight(p, i), stack_text(p, p->sample.stack[i]));
     return buf;
 }
 

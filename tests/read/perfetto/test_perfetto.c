@@ -37,7 +37,7 @@ TEST(perfetto_perf_samples)
         T_EQ_STR(str_of(p, pc_process_name(p, 100)), "com.example.app");
         /* One argument with spaces: its first word. */
         T_EQ_STR(str_of(p, pc_process_name(p, 200)), "/system/bin/surfaceflinger");
-        T_EQ_STR(str_of(p, p->event.name[p->sample.event[0]]), "cpu-clock");
+        T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, 0)]), "cpu-clock");
         T_EQ_INT(frame_category(p, "do_syscall"), PC_CAT_KERNEL);
         T_EQ_INT(frame_category(p, "main"), PC_CAT_NATIVE);
         T_EQ_INT(frame_category(p, "ERROR MEMORY_INVALID"), PC_CAT_OTHER);
@@ -260,7 +260,7 @@ TEST(perfetto_symbols_and_deobfuscation)
         T_EQ_STR(stack_text(p, p->sample.stack[0]),
                  "com.example.Foo.bar;outer_function;inlined_helper;libnative.so+0x30");
         /* 1 s per 1000 Hz. */
-        T_EQ_INT(p->sample.weight[0], 1000000);
+        T_EQ_INT(pc_sample_weight(p, 0), 1000000);
         T_EQ_INT(frame_category(p, "com.example.Foo.bar"), PC_CAT_DEX);
     }
     pc_profile_free(p);

@@ -158,7 +158,7 @@ TEST(perfetto_followers_beside_samples)
     T_EQ_INT(p->sample.n, READS * 2);
     long long w = 0;
     for (size_t i = 0; i < p->sample.n; i++)
-        w += p->sample.weight[i];
+        w += pc_sample_weight(p, i);
     T_EQ_INT(w, 2 * READS * GAP);
     T_EQ_INT(total(p, "cpu-clock", -1), 0);
     T_EQ_INT(total(p, "cpu-cycles", -1), 2 * READS * GAP * 2);
@@ -186,7 +186,7 @@ TEST(perfetto_skipped_samples_count)
     T_CONTAINS(log_capture_text(), "1 perf samples were skipped");
     /* The read after the skipped one weighs one gap, not two. */
     if (p->sample.n == 2)
-        T_EQ_INT(p->sample.weight[1], GAP);
+        T_EQ_INT(pc_sample_weight(p, 1), GAP);
     T_EQ_INT(total(p, "cpu-clock", -1), GAP);
     T_EQ_INT(total(p, "cpu-cycles", -1), 3 * GAP * 2);
     pc_profile_free(p);

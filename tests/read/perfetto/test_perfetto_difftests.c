@@ -291,9 +291,9 @@ static void ck_ss_samples(const dt *c)
         if (i < 0)
             continue;
         ss_cpu(c, r, (size_t)i);
-        T_EQ_INT(p->sample.weight[i], csv_int(&c->want, r, "weight"));
+        T_EQ_INT(pc_sample_weight(p, i), csv_int(&c->want, r, "weight"));
         T_EQ_STR(ss_leaf(p, (size_t)i), csv_get(&c->want, r, "frame_name"));
-        uint16_t ev = p->sample.event[i];
+        uint16_t ev = pc_sample_event(p, i);
         T_CONTAINS(str_of(p, p->event.name[ev]), csv_get(&c->want, r, "timebase_name"));
         T_CONTAINS(str_of(p, p->event.name[ev]), csv_get(&c->want, r, "source"));
         if (strcmp(csv_get(&c->want, r, "unit"), "ns") == 0)
@@ -348,7 +348,7 @@ static void ck_ss_per_source(const dt *c)
         snprintf(tag, sizeof tag, "(%s)", csv_get(&c->want, r, "source"));
         long long n = 0;
         for (size_t i = 0; i < p->sample.n; i++)
-            n += strstr(str_of(p, p->event.name[p->sample.event[i]]), tag) != NULL;
+            n += strstr(str_of(p, p->event.name[pc_sample_event(p, i)]), tag) != NULL;
         T_EQ_INT(n, csv_int(&c->want, r, "cnt"));
         total += n;
     }
@@ -365,7 +365,7 @@ static void ck_ss_followers(const dt *c)
     for (size_t r = 0; r < c->want.rows; r++) {
         long long i = ss_at(p, csv_int(&c->want, r, "ts"));
         if (i >= 0)
-            T_CHECK(p->sample.weight[i] != csv_int(&c->want, r, "weight"));
+            T_CHECK(pc_sample_weight(p, i) != csv_int(&c->want, r, "weight"));
         size_t found = 0;
         for (size_t k = 0; k < p->counter.n; k++) {
             const char *name = str_of(p, p->event.name[p->counter.event[k]]);
@@ -437,7 +437,7 @@ static void ck_ss_session(const dt *c)
     uint8_t used[64] = {0};
     size_t n = 0;
     for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.event[i] < 64 && !used[p->sample.event[i]]++)
+        if (pc_sample_event(p, i) < 64 && !used[pc_sample_event(p, i)]++)
             n++;
     T_EQ_INT(n, csv_int(&c->want, 0, "stack_sample_sessions") +
                     csv_int(&c->want, 0, "perf_sessions"));

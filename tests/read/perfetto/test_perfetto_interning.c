@@ -65,7 +65,7 @@ TEST(perfetto_incremental_state)
         T_CONTAINS(log_capture_text(), "3 packets needed incremental state");
         T_CONTAINS(log_capture_text(), "1 packet sequence(s) lost packets");
         /* Without a timebase or counts, each sample counts one. */
-        T_EQ_STR(str_of(p, p->event.name[p->sample.event[0]]), "samples of cpu-clock");
+        T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, 0)]), "samples of cpu-clock");
     }
     pc_profile_free(p);
     pb_buf_free(&b);

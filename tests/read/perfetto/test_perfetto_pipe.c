@@ -265,14 +265,16 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
     size_t n = a->sample.n, ns = a->stack.n, nc = a->counter.n;
     if (a->event.n != b->event.n)
         return 0;
+    for (size_t i = 0; i < n; i++)
+        if (pc_sample_weight(a, i) != pc_sample_weight(b, i) ||
+            pc_sample_event(a, i) != pc_sample_event(b, i))
+            return 0;
     return memcmp(a->sample.stack, b->sample.stack, n * sizeof *a->sample.stack) == 0 &&
            memcmp(a->sample.cpu, b->sample.cpu, n * sizeof *a->sample.cpu) == 0 &&
            memcmp(a->counter.value, b->counter.value, nc * sizeof *a->counter.value) == 0 &&
            memcmp(a->counter.event, b->counter.event, nc * sizeof *a->counter.event) == 0 &&
            memcmp(a->sample.thread, b->sample.thread, n * sizeof *a->sample.thread) == 0 &&
            memcmp(a->sample.time, b->sample.time, n * sizeof *a->sample.time) == 0 &&
-           memcmp(a->sample.weight, b->sample.weight, n * sizeof *a->sample.weight) == 0 &&
-           memcmp(a->sample.event, b->sample.event, n * sizeof *a->sample.event) == 0 &&
            memcmp(a->stack.prefix, b->stack.prefix, ns * sizeof *a->stack.prefix) == 0 &&
            memcmp(a->stack.frame, b->stack.frame, ns * sizeof *a->stack.frame) == 0 &&
            memcmp(a->heap.stack, b->heap.stack, a->heap.n * sizeof *a->heap.stack) == 0 &&

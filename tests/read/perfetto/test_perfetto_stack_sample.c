@@ -179,8 +179,8 @@ TEST(perfetto_stack_sample_samples)
         T_EQ_INT(p->thread.tid[t], 101);
         T_EQ_INT(p->sample.cpu[i], 3);
         T_EQ_STR(stack_text(p, p->sample.stack[i]), "main;work");
-        T_EQ_INT(p->sample.weight[i], 1000000);
-        uint16_t ev = p->sample.event[i];
+        T_EQ_INT(pc_sample_weight(p, i), 1000000);
+        uint16_t ev = pc_sample_event(p, i);
         T_EQ_STR(str_of(p, p->event.name[ev]), "wall-time (python.wall)");
         T_EQ_INT(p->event.unit[ev], PC_UNIT_NS);
     }
@@ -199,7 +199,7 @@ TEST(perfetto_stack_sample_samples)
             T_EQ_STR(str_of(p, p->func.file[p->frame.func[f]]), py_files[k]);
             T_EQ_INT(p->frame.line[f], py_lines[k]);
         }
-        T_EQ_INT(p->sample.weight[i], 2000000);
+        T_EQ_INT(pc_sample_weight(p, i), 2000000);
     }
 
     t_case("stack_sample: a process without a thread, a thread without a process");
@@ -247,10 +247,10 @@ TEST(perfetto_stack_sample_samples)
     trace(&c);
     p = convert_trace(&c, &o, NULL);
     if (p && (i = at_time(p, 6000)) >= 0) {
-        uint16_t ev = p->sample.event[i];
+        uint16_t ev = pc_sample_event(p, i);
         T_EQ_STR(str_of(p, p->event.name[ev]), "alloc-size (python.wall)");
         T_EQ_INT(p->event.unit[ev], PC_UNIT_COUNT);
-        T_EQ_INT(p->sample.weight[i], 6);
+        T_EQ_INT(pc_sample_weight(p, i), 6);
     }
     pc_profile_free(p);
 
@@ -259,10 +259,10 @@ TEST(perfetto_stack_sample_samples)
     p = convert_trace(&c, &o, NULL);
     pb_buf_free(&c);
     if (p && (i = at_time(p, 7000)) >= 0) {
-        uint16_t ev = p->sample.event[i];
+        uint16_t ev = pc_sample_event(p, i);
         T_EQ_STR(str_of(p, p->event.name[ev]), "samples of wall-time (python.wall)");
         T_EQ_INT(p->event.unit[ev], PC_UNIT_SAMPLES);
-        T_EQ_INT(p->sample.weight[i], 1);
+        T_EQ_INT(pc_sample_weight(p, i), 1);
     }
     pc_profile_free(p);
 }
@@ -284,9 +284,9 @@ TEST(perfetto_stack_sample_no_defaults)
         return;
     T_EQ_INT(p->sample.n, 1);
     if (p->sample.n == 1) {
-        T_EQ_STR(str_of(p, p->event.name[p->sample.event[0]]), "samples of stack samples");
-        T_EQ_INT(p->event.unit[p->sample.event[0]], PC_UNIT_SAMPLES);
-        T_EQ_INT(p->sample.weight[0], 1);
+        T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, 0)]), "samples of stack samples");
+        T_EQ_INT(p->event.unit[pc_sample_event(p, 0)], PC_UNIT_SAMPLES);
+        T_EQ_INT(pc_sample_weight(p, 0), 1);
         T_EQ_STR(stack_text(p, p->sample.stack[0]), "main;handle");
     }
     pc_profile_free(p);
@@ -324,7 +324,7 @@ TEST(perfetto_stack_sample_undefined)
         T_EQ_INT(p->sample.cpu[i], PC_NO_CPU);
         T_EQ_STR(str_of(p, p->thread.name[p->sample.thread[i]]), "[no task]");
         /* The defaults' counter stands in for the undefined one. */
-        T_EQ_STR(str_of(p, p->event.name[p->sample.event[i]]), "wall-time (python.wall)");
+        T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, i)]), "wall-time (python.wall)");
     }
     char want[160];
     /* The packet's first field follows its tag and length (2 bytes). */
@@ -433,7 +433,7 @@ TEST(perfetto_stack_sample_unit_clash)
     T_EQ_INT(p->sample.n, 1);
     if (p->sample.n == 1) {
         T_EQ_INT(p->sample.time[0], 1001);
-        T_EQ_INT(p->event.unit[p->sample.event[0]], PC_UNIT_COUNT);
+        T_EQ_INT(p->event.unit[pc_sample_event(p, 0)], PC_UNIT_COUNT);
     }
     pc_profile_free(p);
 }

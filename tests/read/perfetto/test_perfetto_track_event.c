@@ -89,7 +89,7 @@ TEST(perfetto_track_event_callstacks)
             load += strcmp(s, "Outer;Inner;Load") == 0;
             draw += strcmp(s, "main;Paint;Draw") == 0;
             T_EQ_INT(p->thread.tid[p->sample.thread[i]], 101);
-            T_EQ_STR(str_of(p, p->event.name[p->sample.event[i]]), "TrackEvent callstacks");
+            T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, i)]), "TrackEvent callstacks");
         }
         T_EQ_INT(load, 1);
         T_EQ_INT(draw, 1);

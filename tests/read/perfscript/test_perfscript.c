@@ -112,7 +112,7 @@ TEST(perfscript_callchains)
         /* Nanosecond digits kept exactly. */
         T_EQ_INT(p->sample.time[i], 5000000100ULL);
         T_EQ_INT(p->sample.time[i + 1], 5000250100ULL);
-        T_EQ_INT(p->sample.weight[i], 250000);
+        T_EQ_INT(pc_sample_weight(p, i), 250000);
         T_EQ_INT(p->sample.cpu[i], 2);
         T_EQ_STR(stack_text(p, p->sample.stack[i]),
                  "[unknown];libbar.so.1+0x5678;"
@@ -142,7 +142,7 @@ TEST(perfscript_callchains)
     p = convert_text(fx_callchains, &o);
     if (p) {
         T_EQ_INT(p->sample.n, 1);
-        T_EQ_INT(p->sample.weight[0], 1000);
+        T_EQ_INT(pc_sample_weight(p, 0), 1000);
         T_EQ_STR(stack_text(p, p->sample.stack[0]),
                  "main;helper;foo::bar();LazyCompile:*render app.js:10");
         /* JIT code as perf names it, marked as FlameGraph marks it. */
@@ -223,7 +223,7 @@ TEST(perfscript_without_period)
         return;
     T_EQ_INT(p->sample.n, 2);
     T_EQ_STR(event_name(p, 0), "samples of cpu-clock");
-    T_EQ_INT(p->sample.weight[0], 1);
+    T_EQ_INT(pc_sample_weight(p, 0), 1);
     pc_profile_free(p);
 }
 
@@ -242,7 +242,7 @@ TEST(perfscript_every_output)
             continue;
         int64_t total = 0;
         for (size_t i = 0; i < p->sample.n; i++)
-            total += p->sample.weight[i];
+            total += pc_sample_weight(p, i);
         int formats[] = {PC_FORMAT_FIREFOX, PC_FORMAT_GECKO, PC_FORMAT_FOLDED, PC_FORMAT_PPROF,
                          PC_FORMAT_SPEEDSCOPE};
         for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {

@@ -89,7 +89,7 @@ static void compare_report(const pc_profile *p, const char *report, const char *
     if (pc && pc < end)
         period = strtoull(pc + 25, NULL, 10);
     for (size_t i = 0; i < p->sample.n; i++)
-        ours_period += (uint64_t)p->sample.weight[i];
+        ours_period += (uint64_t)pc_sample_weight(p, i);
     T_EQ_INT(ours_period, period);
 
     int64_t pid = -1;
@@ -268,7 +268,7 @@ TEST(perfscript_report_sample_py)
             for (size_t k = 0; k < thread_samples(proto, (uint32_t)t); k++) {
                 /* report_sample.py prints microseconds. */
                 T_EQ_INT(text->sample.time[a + k], proto->sample.time[b + k] / 1000 * 1000);
-                T_EQ_INT(text->sample.weight[a + k], proto->sample.weight[b + k]);
+                T_EQ_INT(pc_sample_weight(text, a + k), pc_sample_weight(proto, b + k));
                 char want[8192];
                 snprintf(want, sizeof want, "%s", stack_text(proto, proto->sample.stack[b + k]));
                 /* Unnamed code: "lib.so+0xADDR" in the protobuf's names. */
