@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -492,6 +495,16 @@ int main(int argc, char **argv)
     static strlist pnames, xpnames, tnames, xtnames;
     static strlist aggregate, proguard, remove_methods, symbols;
 
+#ifdef __GLIBC__
+    /* glibc raises the size from which a block gets its own mapping to
+     * that of the largest block freed so far, up to 32 MiB.  The tables a
+     * big input grows by doubling then sit in the heap, where each old
+     * block is left as a hole that is never given back: 60 MB of 272 at
+     * the peak for 5M traced_perf samples.  A fixed 1 MiB keeps every
+     * large block in a mapping of its own, returned when freed (224 MB
+     * there; no slower). */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     pc_options_init(&opt);
     pc_write_options_init(&wopt);
     struct sigaction sa;
