@@ -16,38 +16,39 @@ static uint64_t dense_limit(const pf_interned *t)
     return 4 * (uint64_t)(t->n_dense + t->e.n) + 65536;
 }
 
-uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid)
+pf_entry *pf_interned_find_hashed(pf_interned *t, int kind, uint64_t iid)
 {
     if (!t->e.n)
-        return PC_NONE;
+        return NULL;
     pc_probe pr;
     pc_probe_start(&t->idx, key_hash(kind, iid), &pr);
     for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
         if (t->e.iid[id] == iid && t->e.kind[id] == kind)
-            return t->e.val[id];
-    return PC_NONE;
+            return &t->e.ent[id];
+    return NULL;
 }
 
 int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val)
 {
-    if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
+    pf_entry ent = {val, PF_UNRESOLVED};
+    if (iid < t->dense_cap[kind] && t->dense[kind][iid].val != PC_NONE)
         return 0;
     if (iid < dense_limit(t)) {
-        if (pf_interned_find_hashed(t, kind, iid) != PC_NONE)
+        if (pf_interned_find_hashed(t, kind, iid))
             return 0;
         if (iid >= t->dense_cap[kind]) {
             size_t cap = t->dense_cap[kind] ? t->dense_cap[kind] : 1024;
             while (cap <= iid)
                 cap *= 2;
-            uint32_t *d = realloc(t->dense[kind], cap * sizeof *d);
+            pf_entry *d = realloc(t->dense[kind], cap * sizeof *d);
             if (!d)
                 return -1;
             for (size_t i = t->dense_cap[kind]; i < cap; i++)
-                d[i] = PC_NONE;
+                d[i].val = PC_NONE;
             t->dense[kind] = d;
             t->dense_cap[kind] = cap;
         }
-        t->dense[kind][iid] = val;
+        t->dense[kind][iid] = ent;
         if (iid >= t->dense_top[kind])
             t->dense_top[kind] = (size_t)iid + 1;
         t->n_dense++;
@@ -60,13 +61,13 @@ int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val)
     for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
         if (t->e.iid[id] == iid && t->e.kind[id] == kind)
             return 0;
-    struct pc_col cols[] = {PC_COL(t->e.iid), PC_COL(t->e.kind), PC_COL(t->e.val)};
+    struct pc_col cols[] = {PC_COL(t->e.iid), PC_COL(t->e.kind), PC_COL(t->e.ent)};
     if (pc_grow_cols(&t->e.cap, t->e.n + 1, cols, 3) < 0)
         return -1;
     uint32_t id = (uint32_t)t->e.n++;
     t->e.iid[id] = iid;
     t->e.kind[id] = (uint8_t)kind;
-    t->e.val[id] = val;
+    t->e.ent[id] = ent;
     pc_htab_insert(&t->idx, &pr, id);
     return 1;
 }
@@ -85,34 +86,12 @@ static int grow(void **a, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-/* The same for records with a resolved value beside them (res), both at
- * one capacity.  Small at first: a trace can hold thousands of sequences,
- * most with few records. */
-static int grow_res(void **a, uint32_t **res, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    uint32_t *r = realloc(*res, c * sizeof *r);
-    if (!r)
-        return -1;
-    *res = r;
-    void *x = realloc(*a, c * size);
-    if (!x)
-        return -1;
-    *a = x;
-    *cap = c;
-    return 0;
-}
-
 uint32_t pf_interned_new_frame(pf_interned *t)
 {
     if (t->n_frames >= PC_NONE - 1 ||
-        grow_res((void **)&t->frames, &t->frame_res, &t->cap_frames, t->n_frames,
-                 sizeof *t->frames) < 0)
+        grow((void **)&t->frames, &t->cap_frames, t->n_frames, sizeof *t->frames) < 0)
         return PC_NONE;
     memset(&t->frames[t->n_frames], 0, sizeof *t->frames);
-    t->frame_res[t->n_frames] = PC_NONE;
     return (uint32_t)t->n_frames++;
 }
 
@@ -132,13 +111,12 @@ uint32_t pf_interned_new_mapping(pf_interned *t)
 uint32_t pf_interned_new_callstack(pf_interned *t)
 {
     if (t->n_callstacks >= PC_NONE - 1 ||
-        grow_res((void **)&t->callstacks, &t->cs_res, &t->cap_callstacks, t->n_callstacks,
-                 sizeof *t->callstacks) < 0)
+        grow((void **)&t->callstacks, &t->cap_callstacks, t->n_callstacks,
+             sizeof *t->callstacks) < 0)
         return PC_NONE;
     pf_callstack_rec *r = &t->callstacks[t->n_callstacks];
     r->frame0 = (uint32_t)t->n_pool;
     r->n_frames = 0;
-    t->cs_res[t->n_callstacks] = PF_CS_PENDING;
     return (uint32_t)t->n_callstacks++;
 }
 
@@ -156,10 +134,10 @@ void pf_interned_unappend(pf_interned *t, int kind)
     }
 }
 
-void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack)
+void pf_interned_callstack_done(pf_interned *t, pf_entry *e, uint32_t stack)
 {
-    pf_callstack_rec *c = &t->callstacks[i];
-    t->cs_res[i] = stack;
+    pf_callstack_rec *c = &t->callstacks[e->val];
+    e->res = stack;
     t->pool_dead += c->n_frames;
     c->n_frames = 0;
 }
@@ -211,7 +189,7 @@ void pf_interned_clear(pf_interned *t)
     t->e.n = 0;
     for (int k = 0; k < PF_N_KINDS; k++) {
         for (size_t i = 0; i < t->dense_top[k]; i++)
-            t->dense[k][i] = PC_NONE;
+            t->dense[k][i].val = PC_NONE;
         t->dense_top[k] = 0;
     }
     t->n_dense = 0;
@@ -226,12 +204,10 @@ void pf_interned_free(pf_interned *t)
     pc_htab_free(&t->idx);
     free(t->e.iid);
     free(t->e.kind);
-    free(t->e.val);
+    free(t->e.ent);
     free(t->frames);
-    free(t->frame_res);
     free(t->mappings);
     free(t->callstacks);
-    free(t->cs_res);
     free(t->pool);
     free(t->ss);
     memset(t, 0, sizeof *t);

@@ -8,8 +8,8 @@
  * iids they refer to, since what they name may arrive later (heapprofd
  * writes the interned data after the samples that use it).  What each
  * resolved to (a profile frame, a reader mapping, a profile stack) is
- * kept once that succeeded: in the mapping's record, and beside the
- * frame and callstack records (frame_res, cs_res).
+ * kept once that succeeded: in the mapping's record, and in the frame's
+ * and callstack's entry (pf_entry).
  *
  * The first definition of an iid wins; later ones are ignored, as
  * trace_processor does.  pf_interned_clear() starts a new generation
@@ -46,20 +46,25 @@ enum pf_kind {
     PF_N_KINDS
 };
 
-/* What a frame or callstack resolved to is kept apart from its record,
- * in an array of its own (frame_res, cs_res): resolving a new callstack
- * looks up dozens of frames that were resolved long before, and a
- * 4-byte entry among its neighbours is found in cache where the record
- * would not be. */
+/* An iid's entry: its value (a string id, or the index of its record)
+ * and, for a frame or callstack, what that resolved to (PF_UNRESOLVED
+ * until then; a callstack may resolve to PC_NONE, the empty stack).  The
+ * two sit side by side: resolving a new callstack looks up dozens of
+ * frames that were resolved long before, and a sample with a known
+ * callstack looks up only its stack, each one cache line here where an
+ * index and then a result kept by record index would be two that wait
+ * on each other. */
+typedef struct pf_entry {
+    uint32_t val, res;
+} pf_entry;
+
+#define PF_UNRESOLVED (PC_NONE - 1)
+
 typedef struct pf_frame_rec {
     uint64_t name_iid, mapping_iid, rel_pc;
     uint8_t kind;        /* Frame.Kind, 0 unknown */
     uint8_t has_name;
 } pf_frame_rec;
-
-/* cs_res of a callstack not yet resolved for good (PC_NONE is the empty
- * stack, and the stack tree never reaches this id). */
-#define PF_CS_PENDING (PC_NONE - 1)
 
 typedef struct pf_mapping_rec {
     uint64_t build_iid, start, end, start_offset, load_bias, exact_offset;
@@ -86,23 +91,21 @@ typedef struct pf_ss_rec {
 } pf_ss_rec;
 
 typedef struct pf_interned {
-    uint32_t *dense[PF_N_KINDS];  /* iid -> value, PC_NONE where absent */
+    pf_entry *dense[PF_N_KINDS];  /* by iid; val PC_NONE where absent */
     size_t dense_cap[PF_N_KINDS], dense_top[PF_N_KINDS];  /* top: 1 + max set */
     size_t n_dense;
     pc_htab idx;
     struct {
         uint64_t *iid;
         uint8_t *kind;
-        uint32_t *val;   /* string id, or index into the kind's records */
+        pf_entry *ent;
         size_t n, cap;
     } e;
     pf_frame_rec *frames;
-    uint32_t *frame_res;      /* profile frame, or PC_NONE */
     size_t n_frames, cap_frames;
     pf_mapping_rec *mappings;
     size_t n_mappings, cap_mappings;
     pf_callstack_rec *callstacks;
-    uint32_t *cs_res;         /* profile stack, or PF_CS_PENDING */
     size_t n_callstacks, cap_callstacks;
     uint64_t *pool;
     size_t n_pool, cap_pool;
@@ -111,19 +114,26 @@ typedef struct pf_interned {
     size_t n_ss, cap_ss;
 } pf_interned;
 
-/* (kind, iid) in the hash table only; PC_NONE when absent. */
-uint32_t pf_interned_find_hashed(const pf_interned *t, int kind, uint64_t iid);
+/* (kind, iid) in the hash table only; NULL when absent. */
+pf_entry *pf_interned_find_hashed(pf_interned *t, int kind, uint64_t iid);
 
-/* Looks up (kind, iid): the entry's value (a string id or a record
- * index), or PC_NONE.  Inline: a callstack's frames are looked up one
- * by one, nearly all of them in the dense array, and each first in a
- * packet-local table that is mostly empty, which the check of e.n
- * answers without a call. */
-static inline uint32_t pf_interned_find(const pf_interned *t, int kind, uint64_t iid)
+/* The entry of (kind, iid), or NULL.  It stays where it is until the next
+ * pf_interned_put() or pf_interned_clear() on t.  Inline: a callstack's
+ * frames are looked up one by one, nearly all of them in the dense array,
+ * and each first in a packet-local table that is mostly empty, which the
+ * check of e.n answers without a call. */
+static inline pf_entry *pf_interned_entry(pf_interned *t, int kind, uint64_t iid)
 {
-    if (iid < t->dense_cap[kind] && t->dense[kind][iid] != PC_NONE)
-        return t->dense[kind][iid];
-    return t->e.n ? pf_interned_find_hashed(t, kind, iid) : PC_NONE;
+    if (iid < t->dense_cap[kind] && t->dense[kind][iid].val != PC_NONE)
+        return &t->dense[kind][iid];
+    return t->e.n ? pf_interned_find_hashed(t, kind, iid) : NULL;
+}
+
+/* The value of (kind, iid): a string id or a record index, or PC_NONE. */
+static inline uint32_t pf_interned_find(pf_interned *t, int kind, uint64_t iid)
+{
+    const pf_entry *e = pf_interned_entry(t, kind, iid);
+    return e ? e->val : PC_NONE;
 }
 
 /* Adds (kind, iid) -> val unless the key exists.  Returns 1 when added, 0
@@ -139,9 +149,10 @@ uint32_t pf_interned_new_mapping(pf_interned *t);
 uint32_t pf_interned_new_callstack(pf_interned *t);
 void pf_interned_unappend(pf_interned *t, int kind);
 
-/* Records that callstack i resolved to stack for good: its frame iids
- * are no longer needed, and their pool space can be reclaimed. */
-void pf_interned_callstack_done(pf_interned *t, uint32_t i, uint32_t stack);
+/* Records that callstack e (its entry) resolved to stack for good: its
+ * frame iids are no longer needed, and their pool space can be
+ * reclaimed. */
+void pf_interned_callstack_done(pf_interned *t, pf_entry *e, uint32_t stack);
 
 /* Reclaims the pool space of resolved callstacks once it is most of the
  * pool, moving the rest down.  Call it only between records, never while

@@ -11,7 +11,7 @@
  *
  * The reading thread does not wait for a new callstack's stack: it queues
  * a ticket with the frames, and keeps the ticket in the callstack's
- * cs_res, so that the callstack's next samples queue the ticket alone.
+ * entry (pf_entry.res), so that its next samples queue the ticket alone.
  * The second thread turns tickets into stacks as it meets them, in
  * order, in a table of its own.  Anything else that touches the stack
  * tree or the sample table (other families of packets, a sample with an
@@ -50,10 +50,10 @@
 #define DRAINS_SEEN 64
 #define MIN_PER_DRAIN 256
 
-/* Tickets are cs_res values with the top bit set (pf_pipe_is_ticket), so
+/* Tickets are res values (pf_entry) with the top bit set (pf_pipe_is_ticket), so
  * while the pipe runs, stack ids stay below it. */
 #define TICKET_BIT 0x80000000u
-#define TICKET_MAX (PF_CS_PENDING - TICKET_BIT - 1)
+#define TICKET_MAX (PF_UNRESOLVED - TICKET_BIT - 1)
 
 /* A queued sample: kind and frame count, thread, time (two words),
  * weight (two words), event and CPU, stack or ticket; then the frames,
@@ -228,14 +228,14 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
         return 0;
     struct pf_pipe *q = r->pipe;
     pf_interned *t;
-    uint32_t i = pf_callstack_find(s, iid, &t);
-    if (i == PC_NONE)
+    pf_entry *e = pf_callstack_find(s, iid, &t);
+    if (!e)
         return 0;
-    uint32_t done = t->cs_res[i], kind = KNOWN;
+    uint32_t done = e->res, kind = KNOWN, i = e->val;
     size_t n = 0;
     if (done == PC_NONE)
         return 0;
-    if (done == PF_CS_PENDING) {
+    if (done == PF_UNRESOLVED) {
         /* An empty callstack, and a ticket past the last, are left to
          * the reading thread. */
         if (t->callstacks[i].n_frames == 0 || q->next_ticket > TICKET_MAX)
@@ -244,9 +244,9 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
          * (traced_perf does) is a sample like any other; one without,
          * whose root the reading thread adds, is left to it. */
         if (row->unwind_error) {
-            int e = pf_callstack_error_root(r, s, t, i, iid);
-            if (e <= 0)
-                return e;
+            int root = pf_callstack_error_root(r, s, t, i, iid);
+            if (root <= 0)
+                return root;
         }
         int partial;
         if (pf_callstack_frames(r, s, t, i, iid, &n, &partial) < 0)
@@ -272,7 +272,7 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row)
     } else if (kind == CHAIN_TICKET) {
         q->error_root[q->next_ticket] = (uint8_t)pf_frame_is_error(r, r->chain[0]);
         done = TICKET_BIT | q->next_ticket++;
-        pf_interned_callstack_done(t, i, done);
+        pf_interned_callstack_done(t, e, done);
     }
     /* Nothing queued since the last emptying: the second thread is idle,
      * and the table's count is what comes before this sample. */
@@ -339,7 +339,7 @@ int pf_pipe_drain(pf_reader *r)
 
 int pf_pipe_is_ticket(const pf_reader *r, uint32_t v)
 {
-    return r->pipe && v != PC_NONE && v != PF_CS_PENDING && (v & TICKET_BIT);
+    return r->pipe && v != PC_NONE && v != PF_UNRESOLVED && (v & TICKET_BIT);
 }
 
 uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v)

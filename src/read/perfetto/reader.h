@@ -364,8 +364,9 @@ int pf_on_interned(pf_reader *r, pb_reader *pr, pf_seq *s);
 uint32_t pf_named_frame(pf_reader *r, const char *name);
 int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *out);
 /* The interned callstack iid of sequence s: its table in *t and its
- * index, or PC_NONE when the trace does not define it. */
-uint32_t pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t);
+ * entry (the record index in val), or NULL when the trace does not
+ * define it. */
+pf_entry *pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t);
 /* The profile frames of callstack i of table t (iid), root first and
  * under the depth limit, into r->chain[0 .. *n); *partial as
  * pf_stack_of's result 1.  0, or -1 out of memory. */
@@ -402,7 +403,7 @@ int pf_pipe_sample(pf_reader *r, pf_seq *s, uint64_t iid, const pf_row *row);
  * sample table are the calling thread's until the next pf_pipe_sample.
  * 0, or -1 out of memory (p->oom set).  Without a pipe, 0 at once. */
 int pf_pipe_drain(pf_reader *r);
-/* Whether cs_res value v is a ticket; its stack, after pf_pipe_drain. */
+/* Whether a callstack's res (pf_entry) v is a ticket; its stack, after pf_pipe_drain. */
 int pf_pipe_is_ticket(const pf_reader *r, uint32_t v);
 uint32_t pf_pipe_ticket_stack(const pf_reader *r, uint32_t v);
 /* Drains and stops the second thread (tickets still translate); 0 or -1

@@ -451,19 +451,19 @@ enum { UNDEF_NONE, UNDEF_FRAME, UNDEF_MAPPING, UNDEF_NAME };
 static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid, int *why, uint64_t *ref)
 {
     pf_interned *t = &s->local;
-    uint32_t i = pf_interned_find(t, PF_FRAME, iid);
-    if (i == PC_NONE) {
+    pf_entry *e = pf_interned_entry(t, PF_FRAME, iid);
+    if (!e) {
         t = &s->it;
-        i = pf_interned_find(t, PF_FRAME, iid);
+        e = pf_interned_entry(t, PF_FRAME, iid);
     }
-    if (i == PC_NONE) {
+    if (!e) {
         *why = UNDEF_FRAME;
         *ref = iid;
         return PC_NONE;
     }
-    if (t->frame_res[i] != PC_NONE)
-        return t->frame_res[i];
-    pf_frame_rec *fr = &t->frames[i];
+    if (e->res != PF_UNRESOLVED)
+        return e->res;
+    pf_frame_rec *fr = &t->frames[e->val];
     uint32_t map = PC_NONE, name = PC_NONE;
     int missing = UNDEF_NONE;
     /* mapping_id 0 marks a frame known by name only. */
@@ -483,10 +483,11 @@ static uint32_t frame_of(pf_reader *r, pf_seq *s, uint64_t iid, int *why, uint64
             name = PC_NONE;
     }
     uint32_t id = find_or_add_frame(r, map, name, fr->rel_pc, fr->kind);
+    /* Nothing above adds to t: e is where it was. */
     if (missing)
         *why = missing;
     else if (id != PC_NONE)
-        t->frame_res[i] = id;
+        e->res = id;
     return id;
 }
 
@@ -526,17 +527,15 @@ uint32_t pf_named_frame(pf_reader *r, const char *name)
     return id;
 }
 
-/* The interned callstack iid of sequence s: its table in *t and its
- * index, or PC_NONE when the trace does not define it. */
-uint32_t pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t)
+pf_entry *pf_callstack_find(pf_seq *s, uint64_t iid, pf_interned **t)
 {
     *t = &s->local;
-    uint32_t i = pf_interned_find(*t, PF_CALLSTACK, iid);
-    if (i == PC_NONE) {
+    pf_entry *e = pf_interned_entry(*t, PF_CALLSTACK, iid);
+    if (!e) {
         *t = &s->it;
-        i = pf_interned_find(*t, PF_CALLSTACK, iid);
+        e = pf_interned_entry(*t, PF_CALLSTACK, iid);
     }
-    return i;
+    return e;
 }
 
 /* The profile frame of frame iid fiid in callstack iid, an undefined one
@@ -619,18 +618,18 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
     if (pf_pipe_drain(r) < 0)
         return -1;
     pf_interned *t;
-    uint32_t i = pf_callstack_find(s, iid, &t);
-    if (i == PC_NONE)
+    pf_entry *e = pf_callstack_find(s, iid, &t);
+    if (!e)
         return -1;
-    uint32_t done = t->cs_res[i];
-    if (done != PF_CS_PENDING && pf_pipe_is_ticket(r, done))
-        t->cs_res[i] = done = pf_pipe_ticket_stack(r, done);
-    if (done != PF_CS_PENDING && root == PC_NONE) {
+    uint32_t done = e->res, i = e->val;
+    if (done != PF_UNRESOLVED && pf_pipe_is_ticket(r, done))
+        e->res = done = pf_pipe_ticket_stack(r, done);
+    if (done != PF_UNRESOLVED && root == PC_NONE) {
         *out = done;
         return 0;
     }
     uint32_t stack = root == PC_NONE ? PC_NONE : pc_stack(r->p, PC_NONE, root);
-    if (done != PF_CS_PENDING) {
+    if (done != PF_UNRESOLVED) {
         /* The frame iids are gone: the resolved stack has the frames. */
         size_t n = 0;
         for (uint32_t st = done; st != PC_NONE; st = r->p->stack.prefix[st]) {
@@ -664,7 +663,7 @@ int pf_stack_of(pf_reader *r, pf_seq *s, uint64_t iid, uint32_t root, uint32_t *
     /* A stack with something missing is resolved again each time, so that
      * a definition arriving later is used. */
     if (root == PC_NONE && !partial)
-        pf_interned_callstack_done(t, i, stack);
+        pf_interned_callstack_done(t, e, stack);
     *out = stack;
     return partial;
 }
