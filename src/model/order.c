@@ -39,15 +39,91 @@ static size_t run_end(const uint32_t *idx, size_t i, size_t n, const uint64_t *t
     return i;
 }
 
-/* Stable sort of sample indices by time; tmp holds n indices.  Rows out
- * of order mostly come as a few interleaved runs in order (a recorder's
- * per-CPU buffers), so the runs there are are merged, two by two, pass
- * after pass, rather than the rows sorted from scratch. */
+/* The first row of a run that merge_runs has not yet taken. */
+typedef struct run_head {
+    uint64_t time;
+    uint32_t idx, run;
+} run_head;
+
+/* By time, then input order: idx values are input positions, so ties
+ * keep their order and the sort stays stable. */
+static int head_before(const run_head *a, const run_head *b)
+{
+    return a->time < b->time || (a->time == b->time && a->idx < b->idx);
+}
+
+static void sift_down(run_head *h, size_t n, size_t i)
+{
+    run_head x = h[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && head_before(&h[c + 1], &h[c]))
+            c++;
+        if (!head_before(&h[c], &x))
+            break;
+        h[i] = h[c];
+    }
+    h[i] = x;
+}
+
+/* Merges all the runs of idx in one pass, through a heap of their first
+ * rows: each row costs comparisons of times the heap holds, where
+ * merging two runs at a time reads every row's time again at each of
+ * log2(runs) passes, far apart in the time column.  Returns 0, or -1 when
+ * the heap could not be allocated (idx is then as it was). */
+static int merge_runs(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t *time,
+                      size_t runs)
+{
+    run_head *h = malloc(runs * sizeof *h);
+    uint32_t *next = malloc(runs * 2 * sizeof *next);  /* per run: next row, end */
+    if (!h || !next) {
+        free(h);
+        free(next);
+        return -1;
+    }
+    size_t nh = 0;
+    for (size_t i = 0; i < n; nh++) {
+        size_t j = run_end(idx, i, n, time);
+        next[2 * nh] = (uint32_t)i + 1;
+        next[2 * nh + 1] = (uint32_t)j;
+        h[nh] = (run_head){time[idx[i]], idx[i], (uint32_t)nh};
+        i = j;
+    }
+    for (size_t i = nh / 2; i-- > 0;)
+        sift_down(h, nh, i);
+    for (size_t o = 0; o < n; o++) {
+        tmp[o] = h[0].idx;
+        uint32_t *q = next + 2 * (size_t)h[0].run;
+        if (q[0] < q[1]) {
+            uint32_t v = idx[q[0]++];
+            h[0].time = time[v];
+            h[0].idx = v;
+        } else {
+            h[0] = h[--nh];
+        }
+        sift_down(h, nh, 0);
+    }
+    memcpy(idx, tmp, n * sizeof *idx);
+    free(h);
+    free(next);
+    return 0;
+}
+
+/* Stable sort of sample indices by time, given in input order; tmp holds
+ * n indices.  Rows out of order mostly come as interleaved runs in order
+ * (a recorder's per-CPU buffers, thousands of them in a long trace), so
+ * the runs there are are merged rather than the rows sorted from
+ * scratch: at once where the heap of their heads stays small, else two
+ * by two, pass after pass. */
 static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t *time)
 {
+    size_t runs = 0;
+    for (size_t i = 0; i < n; runs++)
+        i = run_end(idx, i, n, time);
+    if (runs <= 1 || (runs <= 1 << 16 && merge_runs(idx, tmp, n, time, runs) == 0))
+        return;
     uint32_t *src = idx, *dst = tmp;
     for (;;) {
-        size_t runs = 0;
+        runs = 0;
         for (size_t i = 0; i < n;) {
             size_t j = run_end(src, i, n, time), k = j < n ? run_end(src, j, n, time) : n;
             size_t a = i, b = j, o = i;

@@ -70,6 +70,37 @@ TEST(order_by_thread_is_a_stable_sort)
     }
 }
 
+/* More runs than the heap that merges them at once holds (65,536): rows
+ * in falling time, most a run of their own, times repeating in many
+ * runs, two threads.  Thread 0's are merged two runs at a time instead,
+ * thread 1's through the heap, each into the stable order. */
+TEST(order_by_thread_with_more_runs_than_the_heap)
+{
+    enum { N = 200000 };
+    uint32_t *thread = malloc(N * sizeof *thread), *perm = malloc(N * sizeof *perm);
+    uint32_t *want = malloc(N * sizeof *want);
+    uint64_t *time = malloc(N * sizeof *time);
+    size_t first[3];
+    T_CHECK(thread && perm && want && time);
+    if (!thread || !perm || !want || !time)
+        goto out;
+    for (size_t i = 0; i < N; i++) {
+        thread[i] = (uint32_t)(i % 7 == 0);
+        time[i] = (N - i) / 2 % 1000;
+        want[i] = (uint32_t)i;
+    }
+    T_EQ_INT(pc_order_by_thread(thread, time, N, 2, perm, first), 0);
+    sort_thread = thread;
+    sort_time = time;
+    qsort(want, N, sizeof *want, cmp_rows);
+    T_CHECK(memcmp(perm, want, N * sizeof *perm) == 0);
+out:
+    free(thread);
+    free(perm);
+    free(want);
+    free(time);
+}
+
 /* Grouping moves every column with its rows, and leaves room to add more. */
 TEST(group_samples_moves_every_column)
 {
