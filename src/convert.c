@@ -227,7 +227,7 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
         pc_log(o, PC_LOG_WARN, "%" PRIu64 " callstacks deeper than %zu frames keep only "
                "their %zu innermost frames (the deepest has %zu; options.max_depth sets the limit)",
                p->depth.cut, p->depth.max, p->depth.max, p->depth.deepest);
-    if (st == PC_OK && pc_group_samples(p) < 0)
+    if (st == PC_OK && pc_group_samples_on(p, o->threads) < 0)
         st = pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     /* What the options could have kept, should they keep nothing. */
     char *threads = NULL;

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 /* pthread_create with every signal blocked in the new thread: signals
  * stay with the caller's threads, whose handlers expect them.  Returns
@@ -16,6 +17,17 @@ static inline int pc_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
     int e = pthread_create(th, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return e;
+}
+
+/* The threads to use when asked for requested (options.threads): that
+ * many, or the machine's cores when requested is 0 or less (at most
+ * 1024, and 1 where the system does not say). */
+static inline int pc_thread_count(int requested)
+{
+    if (requested > 0)
+        return requested;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
 }
 
 #endif

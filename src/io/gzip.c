@@ -219,10 +219,7 @@ pc_gzip *gz_new(int level, int threads, size_t block_size, gz_emit_fn emit, void
     g->block = block_size;
     g->emit = emit;
     g->ctx = ctx;
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
-    }
+    threads = pc_thread_count(threads);
     /* The caller's thread, making the bytes, is one of the threads. */
     g->want_workers = threads - 1 > MAX_WORKERS ? MAX_WORKERS : threads - 1;
     g->n_slot = (size_t)g->want_workers + 2;

@@ -392,6 +392,9 @@ int pc_sample_own(pc_profile *p);
 /* Sorts samples by thread, then by time (stable), and sets sample.first.
  * Returns 0, or -1 when out of memory (the samples may then be gone). */
 int pc_group_samples(pc_profile *p);
+/* The same on up to threads threads (options.threads: 0 for every
+ * core); the result is the same for any count. */
+int pc_group_samples_on(pc_profile *p, int threads);
 
 /* Computes perm, the order of n rows by thread (thread ids < nt) and then
  * by time, stable; first[t] receives the position of thread t's first row

@@ -4,20 +4,92 @@
 #include "model/model.h"
 
 #include "base/grow.h"
+#include "base/thread.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* Grouping's work, split over up to MAX_WORKERS threads: it only moves
+ * memory, and one core does not draw all the bandwidth there is.  Each
+ * part is the same work whichever thread does it, so the result is the
+ * same bytes for any count. */
+enum { MAX_WORKERS = 8, MIN_ROWS_SPLIT = 1 << 16 };
+
+typedef struct part {
+    /* gather: dst[i] = src[perm[i]] for i in [lo, hi), size bytes a row */
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t size;
+    /* sort: the threads [lo, hi) whose rows are out of time order */
+    const size_t *first;
+    uint32_t *tmp;
+    /* both */
+    uint32_t *perm;
+    const uint64_t *time;
+    size_t lo, hi;
+    void (*fn)(struct part *);
+} part;
+
+static void *run_part(void *arg)
+{
+    part *w = arg;
+    w->fn(w);
+    return NULL;
+}
+
+/* Runs the n parts, n - 1 of them on threads of their own (on this one
+ * where a thread cannot be started). */
+static void run_parts(part *w, int n)
+{
+    pthread_t th[MAX_WORKERS];
+    int started[MAX_WORKERS] = {0};
+    for (int k = 1; k < n; k++)
+        started[k] = pc_thread_start(&th[k], run_part, &w[k]) == 0;
+    w[0].fn(&w[0]);
+    for (int k = 1; k < n; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            w[k].fn(&w[k]);
+    }
+}
+
+static void gather(part *w)
+{
+    const uint32_t *perm = w->perm;
+    size_t lo = w->lo, hi = w->hi;
+    if (w->size == 8) {
+        uint64_t *d = (uint64_t *)(void *)w->dst;
+        const uint64_t *s = (const uint64_t *)(const void *)w->src;
+        for (size_t i = lo; i < hi; i++)
+            d[i] = s[perm[i]];
+    } else if (w->size == 4) {
+        uint32_t *d = (uint32_t *)(void *)w->dst;
+        const uint32_t *s = (const uint32_t *)(const void *)w->src;
+        for (size_t i = lo; i < hi; i++)
+            d[i] = s[perm[i]];
+    } else {
+        for (size_t i = lo; i < hi; i++)
+            memcpy(w->dst + i * w->size, w->src + (size_t)perm[i] * w->size, w->size);
+    }
+}
+
 /* Column *col reordered by perm (new row i takes old row perm[i]) into
  * *spare, which then becomes the column; the column's old block becomes
- * the spare.  Both blocks must hold n rows of the column. */
-static void permute(void *col, size_t size, const uint32_t *perm, size_t n, void **spare)
+ * the spare.  Both blocks must hold n rows of the column.  The rows are
+ * split into nw parts of equal size. */
+static void permute(void *col, size_t size, const uint32_t *perm, size_t n, void **spare,
+                    int nw)
 {
-    unsigned char *src, *dst = *spare;
+    unsigned char *src;
     memcpy(&src, col, sizeof src);
-    for (size_t i = 0; i < n; i++)
-        memcpy(dst + i * size, src + (size_t)perm[i] * size, size);
-    memcpy(col, &dst, sizeof dst);
+    part w[MAX_WORKERS];
+    for (int k = 0; k < nw; k++)
+        w[k] = (part){.dst = *spare, .src = src, .size = size, .perm = (uint32_t *)perm,
+                      .lo = n * (size_t)k / (size_t)nw, .hi = n * (size_t)(k + 1) / (size_t)nw,
+                      .fn = gather};
+    run_parts(w, nw);
+    memcpy(col, spare, sizeof *spare);
     *spare = src;
 }
 
@@ -147,8 +219,24 @@ static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t 
         memcpy(idx, src, n * sizeof *idx);
 }
 
-int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
-                       size_t n, size_t nt, uint32_t *perm, size_t *first)
+/* Sorts by time the rows of each thread in [lo, hi) that the input had
+ * out of order; tmp's rows are the threads' own, so parts never meet. */
+static void sort_threads(part *w)
+{
+    const size_t *first = w->first;
+    for (size_t t = w->lo; t < w->hi; t++) {
+        size_t a = first[t], b = first[t + 1];
+        for (size_t i = a + 1; i < b; i++) {
+            if (w->time[w->perm[i]] < w->time[w->perm[i - 1]]) {
+                sort_by_time(w->perm + a, w->tmp + a, b - a, w->time);
+                break;
+            }
+        }
+    }
+}
+
+static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
+                      uint32_t *perm, size_t *first, int nw)
 {
     size_t *next = malloc((nt + 1) * sizeof *next);
     uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
@@ -167,19 +255,26 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
     for (size_t i = 0; i < n; i++)
         perm[next[thread[i]]++] = (uint32_t)i;
     /* ...and a thread's rows need sorting only when the input had them out
-     * of order. */
-    for (size_t t = 0; t < nt; t++) {
-        size_t a = first[t], b = first[t + 1];
-        for (size_t i = a + 1; i < b; i++) {
-            if (time[perm[i]] < time[perm[i - 1]]) {
-                sort_by_time(perm + a, tmp, b - a, time);
-                break;
-            }
-        }
+     * of order.  Parts take whole threads, about as many rows each. */
+    part w[MAX_WORKERS];
+    size_t t = 0;
+    for (int k = 0; k < nw; k++) {
+        size_t lo = t, until = n * (size_t)(k + 1) / (size_t)nw;
+        while (t < nt && (k == nw - 1 || first[t + 1] <= until))
+            t++;
+        w[k] = (part){.first = first, .tmp = tmp, .perm = perm, .time = time, .lo = lo,
+                      .hi = t, .fn = sort_threads};
     }
+    run_parts(w, nw);
     free(next);
     free(tmp);
     return 0;
+}
+
+int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
+                       size_t n, size_t nt, uint32_t *perm, size_t *first)
+{
+    return order_rows(thread, time, n, nt, perm, first, 1);
 }
 
 /* Sets sample.first[t] to the index of thread t's first sample, for rows
@@ -196,7 +291,15 @@ static void count_threads(pc_profile *p)
 
 int pc_group_samples(pc_profile *p)
 {
+    return pc_group_samples_on(p, 1);
+}
+
+int pc_group_samples_on(pc_profile *p, int threads)
+{
     size_t n = p->sample.n, nt = p->thread.n;
+    int nw = n < MIN_ROWS_SPLIT ? 1 : pc_thread_count(threads);
+    if (nw > MAX_WORKERS)
+        nw = MAX_WORKERS;
     size_t *first = realloc(p->sample.first, (nt + 1) * sizeof *first);
     uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
     if (first)
@@ -205,7 +308,7 @@ int pc_group_samples(pc_profile *p)
     if (perm)
         pc_prefault(perm, 0, n * sizeof *perm);
     if (!first || !perm ||
-        pc_order_by_thread(p->sample.thread, p->sample.time, n, nt, perm, first) < 0) {
+        order_rows(p->sample.thread, p->sample.time, n, nt, perm, first, nw) < 0) {
         free(perm);
         return -1;
     }
@@ -238,21 +341,21 @@ int pc_group_samples(pc_profile *p)
         return -1;
     }
     pc_prefault(spare, 0, n * sizeof(uint64_t));
-    permute(&p->sample.time, sizeof *p->sample.time, perm, n, &spare);
+    permute(&p->sample.time, sizeof *p->sample.time, perm, n, &spare, nw);
     if (p->sample.weight) {
-        permute(&p->sample.weight, sizeof *p->sample.weight, perm, n, &spare);
+        permute(&p->sample.weight, sizeof *p->sample.weight, perm, n, &spare, nw);
         fit(&p->sample.weight, n * sizeof *p->sample.weight);
     }
-    permute(&p->sample.stack, sizeof *p->sample.stack, perm, n, &spare);
+    permute(&p->sample.stack, sizeof *p->sample.stack, perm, n, &spare, nw);
     fit(&p->sample.stack, n * sizeof *p->sample.stack);
     if (p->sample.weight32) {
-        permute(&p->sample.weight32, sizeof *p->sample.weight32, perm, n, &spare);
+        permute(&p->sample.weight32, sizeof *p->sample.weight32, perm, n, &spare, nw);
         fit(&p->sample.weight32, n * sizeof *p->sample.weight32);
     }
-    permute(&p->sample.cpu, sizeof *p->sample.cpu, perm, n, &spare);
+    permute(&p->sample.cpu, sizeof *p->sample.cpu, perm, n, &spare, nw);
     fit(&p->sample.cpu, n * sizeof *p->sample.cpu);
     if (p->sample.event) {
-        permute(&p->sample.event, sizeof *p->sample.event, perm, n, &spare);
+        permute(&p->sample.event, sizeof *p->sample.event, perm, n, &spare, nw);
         fit(&p->sample.event, n * sizeof *p->sample.event);
     }
     free(spare);

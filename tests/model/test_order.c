@@ -219,3 +219,61 @@ TEST(sample_weight_and_event_columns_made_as_needed)
     }
     pc_profile_free(p);
 }
+
+/* Grouping split over threads: the same rows in the same order as on
+ * one, for 200,000 samples of 5 threads (one of them 60 % of the rows),
+ * out of time order as per-CPU buffers leave them, with ties, and every
+ * column made (8-byte weights, events). */
+TEST(group_samples_threads_same_order)
+{
+    enum { N = 200000 };
+    pc_profile *q[3];
+    const int threads[3] = {1, 2, 4};
+    for (int k = 0; k < 3; k++) {
+        rng_state = 0x9e3779b97f4a7c15ULL;
+        q[k] = pc_profile_new();
+        T_CHECK(q[k] != NULL);
+        if (!q[k])
+            return;
+        for (int t = 0; t < 5; t++)
+            T_CHECK(pc_add_thread(q[k], 7, 7 + t, PC_NONE) != PC_NONE);
+        uint64_t clock[4] = {0};
+        for (size_t i = 0; i < N; i++) {
+            /* Runs of 50 rows from each of 4 "CPUs" in turn. */
+            int cpu = (int)(i / 50 % 4);
+            clock[cpu] += below(3);
+            uint32_t th = below(10) < 6 ? 0 : (uint32_t)(1 + below(4));
+            pc_add_sample(q[k], th, clock[cpu], (uint32_t)i, (int64_t)i << 33,
+                          (uint16_t)(i % 3), (uint16_t)cpu);
+        }
+        T_EQ_INT(pc_group_samples_on(q[k], threads[k]), 0);
+    }
+    for (int k = 1; k < 3; k++) {
+        int same = q[k]->sample.n == q[0]->sample.n;
+        for (size_t i = 0; same && i < N; i++)
+            same = q[k]->sample.stack[i] == q[0]->sample.stack[i] &&
+                   q[k]->sample.thread[i] == q[0]->sample.thread[i] &&
+                   q[k]->sample.time[i] == q[0]->sample.time[i] &&
+                   q[k]->sample.cpu[i] == q[0]->sample.cpu[i] &&
+                   pc_sample_weight(q[k], i) == pc_sample_weight(q[0], i) &&
+                   pc_sample_event(q[k], i) == pc_sample_event(q[0], i);
+        for (int t = 0; same && t <= 5; t++)
+            same = q[k]->sample.first[t] == q[0]->sample.first[t];
+        if (!same)
+            t_fail(__FILE__, __LINE__, "%d threads: not the rows one thread gives", threads[k]);
+    }
+    /* And that order is by thread, then time, then input (the stack
+     * column holds the input position). */
+    pc_profile *p = q[0];
+    int ordered = 1;
+    for (size_t i = 1; ordered && i < N; i++)
+        if (p->sample.thread[i] == p->sample.thread[i - 1])
+            ordered = p->sample.time[i] > p->sample.time[i - 1] ||
+                      (p->sample.time[i] == p->sample.time[i - 1] &&
+                       p->sample.stack[i] > p->sample.stack[i - 1]);
+        else
+            ordered = p->sample.thread[i] > p->sample.thread[i - 1];
+    T_CHECK(ordered);
+    for (int k = 0; k < 3; k++)
+        pc_profile_free(q[k]);
+}

@@ -158,13 +158,6 @@ static void *applier(void *arg)
     return NULL;
 }
 
-static int threads_wanted(const pc_options *o)
-{
-    if (o->threads > 0)
-        return o->threads;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
-}
 
 /* Progress, told on the reading thread in place of pc_convert's relay
  * (the one that sets a progress callback), which reads the sample table:
@@ -185,7 +178,7 @@ static int start(pf_reader *r)
     if (r->pipe_state != PF_PIPE_WAITING || ++r->pipe_count < START_AFTER)
         return r->pipe_state == PF_PIPE_RUNNING;
     r->pipe_state = PF_PIPE_OFF;
-    if (threads_wanted(r->o) < 2 || r->p->stack.n >= TICKET_BIT)
+    if (pc_thread_count(r->o->threads) < 2 || r->p->stack.n >= TICKET_BIT)
         return 0;
     struct pf_pipe *q = calloc(1, sizeof *q);
     if (!q)

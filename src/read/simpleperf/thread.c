@@ -295,10 +295,7 @@ static int build(pipeline *q, batch *b, sp_record_fn fn, sp_ahead_fn ahead, void
 
 static int helpers_wanted(int threads)
 {
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
-    }
+    threads = pc_thread_count(threads);
     /* The calling thread and the framing thread count. */
     int h = threads - 2;
     return h < 0 ? 0 : h > MAX_HELPERS ? MAX_HELPERS : h;
