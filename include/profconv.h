@@ -232,8 +232,8 @@ typedef struct pc_options {
      * default) means the machine's cores.  gzip input is decompressed on
      * a thread of its own; simpleperf records are framed on one thread and
      * decoded on all; Perfetto perf samples' stacks are built on a second
-     * thread; samples are grouped by thread on all.  The output is the
-     * same for every value. */
+     * thread; 65,536 samples or more are grouped by thread on up to 8.
+     * The output is the same for every value. */
     int threads;
 
     pc_log_fn log;      /* may be NULL */

@@ -289,15 +289,9 @@ static int wide_weights(pc_profile *p)
     return 0;
 }
 
-int pc_sample_own(pc_profile *p)
+int pc_sample_own_weights(pc_profile *p)
 {
-    if (wide_weights(p) < 0)
-        return -1;
-    if (!p->sample.event &&
-        own_col(&p->sample.event, sizeof *p->sample.event, p->sample.cap, p->sample.n,
-                &p->sample.event_all) < 0)
-        return -1;
-    return 0;
+    return wide_weights(p);
 }
 
 static int fits32(int64_t v)
@@ -335,7 +329,8 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
     size_t i = p->sample.n;
     if (make_cols(p, i, weight, event) < 0)
         return -1;
-    struct pc_col cols[6] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
+    /* weight and weight32 are never both made (wide_weights). */
+    struct pc_col cols[7] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
                              PC_COL(p->sample.time), PC_COL(p->sample.cpu)};
     int nc = 4;
     if (p->sample.weight)

@@ -196,8 +196,8 @@ struct pc_profile {
          * only when a sample's event is not event_all.  Most inputs need
          * 4 bytes a sample of the two, or none, rather than 10: 60 MB
          * less with 10M samples.  Read them with pc_sample_weight() and
-         * pc_sample_event(); pc_sample_own() makes the wide columns for a
-         * transform that writes them. */
+         * pc_sample_event(); pc_sample_own_weights() makes the 8-byte
+         * weights for a transform that writes them. */
         int64_t *weight;
         int32_t *weight32;
         uint16_t *event;
@@ -384,10 +384,10 @@ static inline uint16_t pc_sample_event(const pc_profile *p, size_t i)
 {
     return p->sample.event ? p->sample.event[i] : p->sample.event_all;
 }
-/* Makes the weight column 8 bytes a row and the event column, for a
- * transform that writes them.  Returns 0, or -1 when out of memory (the
- * samples are then as they were). */
-int pc_sample_own(pc_profile *p);
+/* Makes the weight column 8 bytes a row, for a transform that writes
+ * weights.  Returns 0, or -1 when out of memory (the samples are then as
+ * they were). */
+int pc_sample_own_weights(pc_profile *p);
 
 /* Sorts samples by thread, then by time (stable), and sets sample.first.
  * Returns 0, or -1 when out of memory (the samples may then be gone). */

@@ -36,7 +36,7 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
     size_t nt = p->thread.n, nsw = p->sw.n;
     uint32_t *perm;
     size_t *first;
-    if (pc_sample_own(p) < 0 || pc_order_switches(p, &perm, &first) < 0)
+    if (pc_sample_own_weights(p) < 0 || pc_order_switches(p, &perm, &first) < 0)
         return pc_nomem(err);
     uint64_t end = pc_end_time(p);
 

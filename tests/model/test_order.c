@@ -144,7 +144,7 @@ TEST(group_samples_moves_every_column)
 /* Every sample's weight and event read back as added, whichever columns
  * the values made: none while they repeat, 4-byte weights while they fit,
  * 8-byte ones after; and the values travel with their rows through
- * grouping, keeping and pc_sample_own. */
+ * grouping, keeping and pc_sample_own_weights. */
 TEST(sample_weight_and_event_columns_made_as_needed)
 {
     enum { N = 4000 };
@@ -210,8 +210,8 @@ TEST(sample_weight_and_event_columns_made_as_needed)
     uint8_t keep[6] = {1, 0, 1, 1, 0, 1};
     pc_keep_samples(p, keep);
     T_EQ_INT(p->sample.n, 4);
-    T_EQ_INT(pc_sample_own(p), 0);
-    T_CHECK(p->sample.weight && !p->sample.weight32 && p->sample.event);
+    T_EQ_INT(pc_sample_own_weights(p), 0);
+    T_CHECK(p->sample.weight && !p->sample.weight32 && !p->sample.event);
     const int64_t want[4] = {7, -4, 7, -5};
     for (int i = 0; i < 4; i++) {
         T_CHECK(pc_sample_weight(p, (size_t)i) == want[i]);

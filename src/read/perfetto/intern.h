@@ -140,7 +140,7 @@ static inline uint32_t pf_interned_find(pf_interned *t, int kind, uint64_t iid)
  * when the key was there already, -1 when out of memory. */
 int pf_interned_put(pf_interned *t, int kind, uint64_t iid, uint32_t val);
 
-/* Appends a record of the kind (zeroed; not resolved) and returns
+/* Appends a record of the kind (zeroed; a mapping's not resolved) and returns
  * its index, or PC_NONE when out of memory.  Callers put() it afterwards,
  * and drop it with pf_interned_unappend() when put() says it is a
  * duplicate. */

@@ -30,7 +30,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/grow.h"
 #include "base/thread.h"
@@ -157,7 +156,6 @@ static void *applier(void *arg)
     pthread_mutex_unlock(&q->mu);
     return NULL;
 }
-
 
 /* Progress, told on the reading thread in place of pc_convert's relay
  * (the one that sets a progress callback), which reads the sample table:
