@@ -333,6 +333,10 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
     }
     if (got < 0)
         return r->err->status;
+    /* The callstack's entry is a cache miss where callstacks are many:
+     * fetched now, it arrives while the time and thread are worked out. */
+    if (has_cs && cs < s->it.dense_cap[PF_CALLSTACK])
+        __builtin_prefetch(&s->it.dense[PF_CALLSTACK][cs]);
     /* Records of lost data and producer events (such as a guardrail
      * stop) are reported, not counted as samples. */
     if (lost)
