@@ -17,12 +17,16 @@
  * Tests are in the test_*.c files (but for support/test_util.c, helpers
  * every test uses); the other files help them, read/perfetto/pf_*.c that
  * folder's tests alone. */
+#define _DEFAULT_SOURCE  /* MAP_ANONYMOUS */
 #include "t.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -204,22 +208,115 @@ static void remove_tree(const char *dir)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
+static void run_test(int i)
+{
+    case_begin(tests[i].name);
+    case_implicit = 1;
+    tests[i].fn();
+    case_end();
+}
+
+/* Tests run in this many processes (TEST_JOBS, else the machine's cores,
+ * at most MAX_JOBS): most of the suite waits on the programs it runs, and
+ * one process at a time took longer than a machine gives a change to be
+ * checked. */
+enum { MAX_JOBS = 8 };
+
+static int jobs_wanted(void)
+{
+    const char *e = getenv("TEST_JOBS");
+    long n = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (int)n;
+}
+
+/* What the processes share: the next test to take, and each one's counts. */
+typedef struct shared {
+    atomic_int next;
+    int current[MAX_JOBS];  /* the test each process runs */
+    int passed[MAX_JOBS], failed[MAX_JOBS], skipped[MAX_JOBS];
+} shared;
+
+/* Runs the tests in jobs processes, each taking the next test not taken
+ * yet, its output kept in a file of its own and printed whole once all
+ * are done, so that no two tests' lines mix.  A process that dies counts
+ * as a failure. */
+static void run_parallel(const char *filter, int jobs)
+{
+    shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                      -1, 0);
+    FILE *out[MAX_JOBS] = {0};
+    pid_t pid[MAX_JOBS];
+    if (sh == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    atomic_init(&sh->next, 0);
+    fflush(stdout);
+    for (int j = 0; j < jobs; j++) {
+        if (!(out[j] = tmpfile())) {
+            perror("tmpfile");
+            exit(2);
+        }
+        pid[j] = fork();
+        if (pid[j] < 0) {
+            perror("fork");
+            exit(2);
+        }
+        if (pid[j] == 0) {
+            dup2(fileno(out[j]), STDOUT_FILENO);
+            for (int i; (i = atomic_fetch_add(&sh->next, 1)) < ntests;) {
+                sh->current[j] = i;
+                if (!filter || strstr(tests[i].name, filter))
+                    run_test(i);
+            }
+            fflush(stdout);
+            if (tmp_dir[0])
+                remove_tree(tmp_dir);
+            sh->passed[j] = passed;
+            sh->failed[j] = failed;
+            sh->skipped[j] = skipped;
+            _exit(0);
+        }
+    }
+    for (int j = 0; j < jobs; j++) {
+        int ws = 0;
+        waitpid(pid[j], &ws, 0);
+        char buf[65536];
+        size_t n;
+        rewind(out[j]);
+        while ((n = fread(buf, 1, sizeof buf, out[j])) > 0)
+            fwrite(buf, 1, n, stdout);
+        fclose(out[j]);
+        passed += sh->passed[j];
+        failed += sh->failed[j];
+        skipped += sh->skipped[j];
+        if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+            printf("FAIL %s: its test process ended %s %d (the counts of the tests it "
+                   "ran are lost)\n", tests[sh->current[j]].name,
+                   WIFSIGNALED(ws) ? "by signal" : "with status",
+                   WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+            failed++;
+        }
+    }
+    munmap(sh, sizeof *sh);
+}
+
 int main(int argc, char **argv)
 {
     const char *filter = argc > 1 ? argv[1] : NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!t_shared())
         printf("SKIP: ../shared not found (corpus tests are skipped)\n");
-    for (int i = 0; i < ntests; i++) {
-        if (filter && !strstr(tests[i].name, filter))
-            continue;
-        case_begin(tests[i].name);
-        case_implicit = 1;
-        tests[i].fn();
-        case_end();
+    int jobs = jobs_wanted();
+    if (jobs > 1) {
+        run_parallel(filter, jobs);
+    } else {
+        for (int i = 0; i < ntests; i++)
+            if (!filter || strstr(tests[i].name, filter))
+                run_test(i);
+        if (tmp_dir[0])
+            remove_tree(tmp_dir);
     }
-    if (tmp_dir[0])
-        remove_tree(tmp_dir);
     if (skipped)
         printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     else
