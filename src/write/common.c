@@ -222,6 +222,7 @@ int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
     if (!*first || !*last) {
         free(*first);
         free(*last);
+        *first = *last = NULL;
         return -1;
     }
     for (size_t t = 0; t < nt; t++)

@@ -141,7 +141,8 @@ int pc_fx_event_counters(jw *w, const pc_profile *p, const uint32_t *owner_track
                          uint64_t start);
 
 /* First and last time of each thread's samples, counter values and
- * markers (UINT64_MAX and 0 for a thread with none). */
+ * markers (UINT64_MAX and 0 for a thread with none).  Returns 0, or -1
+ * when out of memory, with *first and *last NULL. */
 int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last);
 
 #endif
