@@ -72,32 +72,65 @@ void jw_raw(jw *w, const char *text)
 void jw_null(jw *w) { jw_raw(w, "null"); }
 void jw_bool(jw *w, int v) { jw_raw(w, v ? "true" : "false"); }
 
-/* Writes the decimal digits of v at p; returns the count. */
+/* The separator a number needs, written at p (room reserved with the
+ * number's); returns its length.  Numbers are most of a big profile's
+ * text, so each takes one reservation and one advance. */
+static size_t number_start(jw *w, uint8_t *p)
+{
+    if (w->after_key) {
+        w->after_key = 0;
+        return 0;
+    }
+    size_t n = w->need_comma[w->depth];
+    p[0] = ',';
+    w->need_comma[w->depth] = 1;
+    return n;
+}
+
+static const char pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Writes the decimal digits of v at p, two at a time from the end;
+ * returns the count. */
 static size_t put_u64(uint8_t *p, uint64_t v)
 {
-    uint8_t tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (uint8_t)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
+    static const uint64_t pow10[20] = {
+        1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+        1000000000u, 10000000000u, 100000000000u, 1000000000000u, 10000000000000u,
+        100000000000000u, 1000000000000000u, 10000000000000000u, 100000000000000000u,
+        1000000000000000000u, 10000000000000000000u};
+    size_t n = 1;
+    while (n < 20 && v >= pow10[n])
+        n++;
+    uint8_t *q = p + n;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--q = (uint8_t)pairs[d + 1];
+        *--q = (uint8_t)pairs[d];
+    }
+    if (v >= 10) {
+        *--q = (uint8_t)pairs[v * 2 + 1];
+        *--q = (uint8_t)pairs[v * 2];
+    } else {
+        *--q = (uint8_t)('0' + v);
+    }
     return n;
 }
 
 void jw_uint(jw *w, uint64_t v)
 {
-    value_start(w);
     uint8_t *p = sink_reserve(w->s, 24);
-    sink_advance(w->s, put_u64(p, v));
+    size_t n = number_start(w, p);
+    sink_advance(w->s, n + put_u64(p + n, v));
 }
 
 void jw_int(jw *w, int64_t v)
 {
-    value_start(w);
     uint8_t *p = sink_reserve(w->s, 24);
-    size_t n = 0;
+    size_t n = number_start(w, p);
     uint64_t u = (uint64_t)v;
     if (v < 0) {
         p[n++] = '-';
@@ -106,39 +139,39 @@ void jw_int(jw *w, int64_t v)
     sink_advance(w->s, n + put_u64(p + n, u));
 }
 
+/* ns as milliseconds: the shortest decimal that is exact. */
 static void put_ms(jw *w, uint64_t ns, int negative)
 {
-    uint8_t *p = sink_reserve(w->s, 32);
-    size_t n = 0;
+    uint8_t *p = sink_reserve(w->s, 34);
+    size_t n = number_start(w, p);
     if (negative)
         p[n++] = '-';
     n += put_u64(p + n, ns / 1000000);
     uint32_t frac = (uint32_t)(ns % 1000000);
     if (frac) {
-        int digits = 6;
-        while (frac % 10 == 0) {
-            frac /= 10;
+        /* Six digits, then the trailing zeros dropped. */
+        p[n] = '.';
+        uint8_t *q = p + n + 1;
+        for (int i = 0; i < 6; i += 2) {
+            unsigned d = (frac / (i == 0 ? 10000u : i == 2 ? 100u : 1u)) % 100 * 2;
+            q[i] = (uint8_t)pairs[d];
+            q[i + 1] = (uint8_t)pairs[d + 1];
+        }
+        size_t digits = 6;
+        while (q[digits - 1] == '0')
             digits--;
-        }
-        p[n++] = '.';
-        for (int i = digits - 1; i >= 0; i--) {
-            p[n + (size_t)i] = (uint8_t)('0' + frac % 10);
-            frac /= 10;
-        }
-        n += (size_t)digits;
+        n += 1 + digits;
     }
     sink_advance(w->s, n);
 }
 
 void jw_ms(jw *w, uint64_t ns)
 {
-    value_start(w);
     put_ms(w, ns, 0);
 }
 
 void jw_ms_signed(jw *w, int64_t ns)
 {
-    value_start(w);
     put_ms(w, ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns, ns < 0);
 }
 

@@ -1,0 +1,124 @@
+/* Numbers in the JSON writer: every digit count, both ends of each type,
+ * milliseconds with each count of fraction digits, and the separators
+ * they come with after keys and inside arrays. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "io/sink.h"
+#include "t.h"
+
+/* What fn writes into an array, as a string (caller frees). */
+static char *written(void (*fn)(jw *w))
+{
+    pc_sink *s;
+    pc_error err;
+    if (sink_open_memory(&s, 0, &err) != PC_OK)
+        return NULL;
+    jw w;
+    jw_init(&w, s);
+    fn(&w);
+    unsigned char *data;
+    size_t size;
+    if (sink_finish(s, &data, &size, &err) != PC_OK)
+        return NULL;
+    char *str = malloc(size + 1);
+    if (str) {
+        memcpy(str, data, size);
+        str[size] = 0;
+    }
+    free(data);
+    return str;
+}
+
+static void uints(jw *w)
+{
+    jw_arr(w);
+    uint64_t v = 1;
+    jw_uint(w, 0);
+    for (int i = 0; i < 20; i++) {
+        jw_uint(w, v - 1);
+        jw_uint(w, v);
+        if (i < 19)
+            v *= 10;
+    }
+    jw_uint(w, UINT64_MAX);
+    jw_arr_end(w);
+}
+
+TEST(json_uint_every_digit_count)
+{
+    char *s = written(uints);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    T_EQ_STR(s, "[0,0,1,9,10,99,100,999,1000,9999,10000,99999,100000,999999,1000000,"
+                "9999999,10000000,99999999,100000000,999999999,1000000000,9999999999,"
+                "10000000000,99999999999,100000000000,999999999999,1000000000000,"
+                "9999999999999,10000000000000,99999999999999,100000000000000,"
+                "999999999999999,1000000000000000,9999999999999999,10000000000000000,"
+                "99999999999999999,100000000000000000,999999999999999999,"
+                "1000000000000000000,9999999999999999999,10000000000000000000,"
+                "18446744073709551615]");
+    free(s);
+}
+
+static void ints(jw *w)
+{
+    jw_arr(w);
+    jw_int(w, 0);
+    jw_int(w, -1);
+    jw_int(w, 7);
+    jw_int(w, -42);
+    jw_int(w, INT64_MAX);
+    jw_int(w, INT64_MIN);
+    jw_arr_end(w);
+}
+
+TEST(json_int_signs_and_ends)
+{
+    char *s = written(ints);
+    T_CHECK(s != NULL);
+    if (s)
+        T_EQ_STR(s, "[0,-1,7,-42,9223372036854775807,-9223372036854775808]");
+    free(s);
+}
+
+static void millis(jw *w)
+{
+    jw_obj(w);
+    jw_key(w, "a");
+    jw_ms(w, 0);
+    jw_key(w, "b");
+    jw_arr(w);
+    jw_ms(w, 1);              /* 1 ns */
+    jw_ms(w, 10);
+    jw_ms(w, 120);
+    jw_ms(w, 1000);           /* 1 us */
+    jw_ms(w, 10500);
+    jw_ms(w, 100000);
+    jw_ms(w, 1000000);        /* 1 ms */
+    jw_ms(w, 1500000);
+    jw_ms(w, 123456789);
+    jw_ms(w, 1000000000123); /* 1000 s and 123 ns */
+    jw_ms(w, UINT64_MAX);
+    jw_ms_signed(w, -2500000);
+    jw_ms_signed(w, INT64_MIN);
+    jw_ms_signed(w, 3);
+    jw_arr_end(w);
+    jw_key(w, "c");
+    jw_uint(w, 5);
+    jw_obj_end(w);
+}
+
+TEST(json_ms_shortest_exact_decimal)
+{
+    char *s = written(millis);
+    T_CHECK(s != NULL);
+    if (s)
+        T_EQ_STR(s, "{\"a\":0,\"b\":[0.000001,0.00001,0.00012,0.001,0.0105,0.1,1,1.5,"
+                    "123.456789,1000000.000123,18446744073709.551615,-2.5,"
+                    "-9223372036854.775808,0.000003],\"c\":5}");
+    free(s);
+}
