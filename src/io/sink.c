@@ -100,40 +100,56 @@ static void emit_cb(void *ctx, const uint8_t *p, size_t n)
     emit(ctx, p, n);
 }
 
-static void flush(pc_sink *s, int finish)
+/* Hands on the first n bytes of the buffer (all of them at the end) and
+ * keeps the rest, which is less than a reservation, at its start.  So
+ * compressed blocks hold exactly buf_size bytes each, whatever sizes of
+ * room the writer asked for: a gzip output depends on its text alone. */
+static void flush_n(pc_sink *s, size_t n, int finish)
 {
-    s->flushed += s->len;
+    uint8_t rest[SINK_RESERVE_MAX];
+    size_t kept = s->len - n;
+    memcpy(rest, s->buf + n, kept);
+    s->flushed += n;
     if (s->gzip_level && !s->failed) {
-        if (!s->gz && !(s->gz = gz_new(s->gzip_level, s->threads, BUF_SIZE, emit_cb, s))) {
+        if (!s->gz && !(s->gz = gz_new(s->gzip_level, s->threads,
+                                       s->buf_size + SINK_RESERVE_MAX, emit_cb, s))) {
             s->failed = PC_ENOMEM;
             snprintf(s->msg, sizeof s->msg, "%s: out of memory starting gzip compression", s->path);
-        } else if (gz_block(s->gz, &s->buf, s->len, finish) < 0) {
+        } else if (gz_block(s->gz, &s->buf, n, finish) < 0) {
             codec_failed(s);
         }
     } else if (!s->gzip_level) {
-        emit(s, s->buf, s->len);
+        emit(s, s->buf, n);
     }
-    s->len = 0;
+    /* gz_block leaves a buffer in s->buf, failed or not. */
+    memcpy(s->buf, rest, kept);
+    s->len = kept;
 }
 
+static void flush(pc_sink *s, int finish)
+{
+    flush_n(s, finish || s->len < s->buf_size ? s->len : s->buf_size, finish);
+}
+
+/* The buffer holds buf_size bytes and a reservation more, and holds
+ * less than buf_size between calls: any reservation fits. */
 uint8_t *sink_reserve(pc_sink *s, size_t n)
 {
-    if (s->buf_size - s->len < n)
-        flush(s, 0);
+    (void)n;
     return s->buf + s->len;
 }
 
 void sink_advance(pc_sink *s, size_t n)
 {
     s->len += n;
+    if (s->len >= s->buf_size)
+        flush(s, 0);
 }
 
 void sink_write(pc_sink *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len) {
-        if (s->len == s->buf_size)
-            flush(s, 0);
         size_t k = s->buf_size - s->len;
         if (k > len)
             k = len;
@@ -141,6 +157,8 @@ void sink_write(pc_sink *s, const void *data, size_t len)
         s->len += k;
         p += k;
         len -= k;
+        if (s->len == s->buf_size)
+            flush(s, 0);
     }
 }
 
@@ -200,7 +218,7 @@ static int make(pc_sink **out, const char *path, int gzip_level, size_t buf_size
     s->partial = -1;
     s->path = strdup(path);
     s->buf_size = buf_size;
-    s->buf = malloc(buf_size);
+    s->buf = malloc(buf_size + SINK_RESERVE_MAX);
     if (!s->path || !s->buf) {
         sink_abort(s);
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
