@@ -24,45 +24,59 @@ void pc_merged_free(pc_merged *m)
 /* Whether no two model stacks merge: stacks of one prefix never have
  * frames that merge into one.  Then each model stack is a merged stack
  * of its own, with its id (parents first, each new), and no second tree
- * is needed.  The merged frames of each prefix's stacks are grouped by a
- * counting sort, in passes over the stacks in order.  1, 0, or -1 when
- * out of memory. */
+ * is needed.  Only stacks with a sibling can collide, and in the
+ * trees where this matters (paths that part and never meet again) few
+ * have one: so a byte a stack counts children up to two, and only the
+ * stacks with a sibling go into a hash set of (prefix, merged frame).
+ * 1, 0, or -1 when out of memory. */
 static int merges_none(const pc_profile *p, const pc_merged *m)
 {
     size_t ns = p->stack.n;
-    /* Group k holds the stacks of prefix k - 1 (group 0: the roots). */
-    uint32_t *pos = calloc(ns + 2, sizeof *pos);
-    uint32_t *gf = malloc((ns + 1) * sizeof *gf);
-    uint32_t *seen = calloc(m->n_gf + 1, sizeof *seen);
+    const uint32_t *prefix = p->stack.prefix, *frame = p->stack.frame;
+    /* kids[k]: children of stack k, up to 2 (kids[ns]: of the root). */
+    uint8_t *kids = calloc(ns + 1, 1);
+    if (!kids)
+        return -1;
+#define PARENT(s) (prefix[s] == PC_NONE ? ns : (size_t)prefix[s])
+    size_t n_cand = 0;
+    for (size_t s = 0; s < ns; s++) {
+        uint8_t *k = &kids[PARENT(s)];
+        if (*k < 2) {
+            /* The second child brings the first with it. */
+            n_cand += *k == 1 ? 2 : 0;
+            (*k)++;
+        } else {
+            n_cand++;
+        }
+    }
+    size_t cap = 16;
+    while (cap < 2 * n_cand)
+        cap *= 2;
+    /* Slots hold stack ids + 1 (0: empty). */
+    uint32_t *slot = calloc(cap, sizeof *slot);
     int none = -1;
-    if (!pos || !gf || !seen)
+    if (!slot)
         goto out;
-#define GROUP(s) (p->stack.prefix[s] == PC_NONE ? 0 : (size_t)p->stack.prefix[s] + 1)
-    for (size_t s = 0; s < ns; s++)
-        pos[GROUP(s) + 1]++;
-    for (size_t k = 1; k < ns + 2; k++)
-        pos[k] += pos[k - 1];
-    /* pos[k + 1] is where group k ends, and after this where it starts. */
-    for (size_t s = ns; s-- > 0;)
-        gf[--pos[GROUP(s) + 1]] = m->gf_of_frame[p->stack.frame[s]];
-#undef GROUP
     none = 1;
-    for (size_t k = 0; k <= ns && none; k++) {
-        size_t end = k + 2 < ns + 2 ? pos[k + 2] : ns;
-        if (end - pos[k + 1] < 2)
+    for (size_t s = 0; s < ns && none; s++) {
+        size_t par = PARENT(s);
+        if (kids[par] < 2)
             continue;
-        for (size_t i = pos[k + 1]; i < end; i++) {
-            if (seen[gf[i]] == k + 1) {
+        uint32_t g = m->gf_of_frame[frame[s]];
+        size_t i = (size_t)pc_mix64((uint64_t)par << 32 | g) & (cap - 1);
+        for (; slot[i]; i = (i + 1) & (cap - 1)) {
+            uint32_t t = slot[i] - 1;
+            if (PARENT(t) == par && m->gf_of_frame[frame[t]] == g) {
                 none = 0;
                 break;
             }
-            seen[gf[i]] = (uint32_t)(k + 1);
         }
+        slot[i] = (uint32_t)s + 1;
     }
+#undef PARENT
 out:
-    free(pos);
-    free(gf);
-    free(seen);
+    free(kids);
+    free(slot);
     return none;
 }
 
