@@ -54,12 +54,19 @@ void jw_key(jw *w, const char *key)
 {
     value_start(w);
     size_t n = strlen(key);
-    uint8_t *p = sink_reserve(w->s, n + 3);
-    p[0] = '"';
-    memcpy(p + 1, key, n);
-    p[n + 1] = '"';
-    p[n + 2] = ':';
-    sink_advance(w->s, n + 3);
+    if (n + 3 > SINK_RESERVE_MAX) {
+        /* No request for room may be longer. */
+        sink_write(w->s, "\"", 1);
+        sink_write(w->s, key, n);
+        sink_write(w->s, "\":", 2);
+    } else {
+        uint8_t *p = sink_reserve(w->s, n + 3);
+        p[0] = '"';
+        memcpy(p + 1, key, n);
+        p[n + 1] = '"';
+        p[n + 2] = ':';
+        sink_advance(w->s, n + 3);
+    }
     w->after_key = 1;
 }
 
@@ -92,8 +99,8 @@ static const char pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Writes the decimal digits of v at p, two at a time from the end;
- * returns the count. */
+/* Writes the decimal digits of v at p; returns the count.  Two digits a
+ * division: a profile's text is mostly numbers. */
 static size_t put_u64(uint8_t *p, uint64_t v)
 {
     static const uint64_t pow10[20] = {

@@ -7,8 +7,9 @@
  * receives the whole output or keeps its old content.
  *
  * Writers fill the buffer directly: sink_reserve(s, n) returns room for at
- * least n (<= SINK_RESERVE_MAX) bytes, sink_advance(s, k) commits k of
- * them.  The first failure is latched: later calls do nothing and
+ * least n bytes, sink_advance(s, k) commits k of them.  n must be at most
+ * SINK_RESERVE_MAX, and k at most n: the buffer keeps that much room past
+ * a block's end, and a larger request would overrun it, not flush.  The first failure is latched: later calls do nothing and
  * sink_finish() reports it.
  */
 #ifndef PROFCONV_SINK_H

@@ -49,8 +49,9 @@ static int merges_none(const pc_profile *p, const pc_merged *m)
             n_cand++;
         }
     }
+    /* At most two thirds full: 12 bytes a candidate at the most. */
     size_t cap = 16;
-    while (cap < 2 * n_cand)
+    while (cap < n_cand + n_cand / 2 + 1)
         cap *= 2;
     /* Slots hold stack ids + 1 (0: empty). */
     uint32_t *slot = calloc(cap, sizeof *slot);

@@ -122,3 +122,30 @@ TEST(json_ms_shortest_exact_decimal)
                     "-9223372036854.775808,0.000003],\"c\":5}");
     free(s);
 }
+
+static char long_key[5000];
+
+static void keyed(jw *w)
+{
+    jw_obj(w);
+    jw_key(w, long_key);
+    jw_uint(w, 1);
+    jw_key(w, "b");
+    jw_uint(w, 2);
+    jw_obj_end(w);
+}
+
+/* A key longer than any request for room is written all the same. */
+TEST(json_key_longer_than_a_reservation)
+{
+    memset(long_key, 'k', sizeof long_key - 1);
+    char *s = written(keyed);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    size_t n = sizeof long_key - 1;
+    T_EQ_INT(strlen(s), n + 12);
+    T_CHECK(s[0] == '{' && s[1] == '"' && s[2 + n] == '"');
+    T_EQ_STR(s + 2 + n, "\":1,\"b\":2}");
+    free(s);
+}
