@@ -133,7 +133,7 @@ $(BUILD)/gen-heap-graph: $(BUILD)/bench/gen_heap_graph.o $(BUILD)/tests/support/
 
 # speedscope's published schema (npm package speedscope) validates the
 # speedscope output; without npm or the registry those checks are skipped.
-check: $(BUILD)/profconv $(BUILD)/run-tests $(BUILD)/$(SHLIB) $(BUILD)/profconv.1
+check: $(BUILD)/profconv $(BUILD)/libprofconv.a $(BUILD)/run-tests $(BUILD)/$(SHLIB) $(BUILD)/profconv.1
 	@bash tests/tools/get-speedscope-schema.sh
 	PROFCONV=$(BUILD)/profconv ./$(BUILD)/run-tests $(T)
 
