@@ -27,7 +27,7 @@ void pc_merged_free(pc_merged *m)
  * is needed.  Only stacks with a sibling can collide, and in the
  * trees where this matters (paths that part and never meet again) few
  * have one: so a byte a stack counts children up to two, and only the
- * stacks with a sibling go into a hash set of (prefix, merged frame).
+ * stacks with a sibling go into a hash index of (prefix, merged frame).
  * 1, 0, or -1 when out of memory. */
 static int merges_none(const pc_profile *p, const pc_merged *m)
 {
@@ -49,14 +49,9 @@ static int merges_none(const pc_profile *p, const pc_merged *m)
             n_cand++;
         }
     }
-    /* At most two thirds full: 12 bytes a candidate at the most. */
-    size_t cap = 16;
-    while (cap < n_cand + n_cand / 2 + 1)
-        cap *= 2;
-    /* Slots hold stack ids + 1 (0: empty). */
-    uint32_t *slot = calloc(cap, sizeof *slot);
+    pc_htab seen = {0};
     int none = -1;
-    if (!slot)
+    if (pc_htab_reserve(&seen, n_cand) < 0)
         goto out;
     none = 1;
     for (size_t s = 0; s < ns && none; s++) {
@@ -64,20 +59,20 @@ static int merges_none(const pc_profile *p, const pc_merged *m)
         if (kids[par] < 2)
             continue;
         uint32_t g = m->gf_of_frame[frame[s]];
-        size_t i = (size_t)pc_mix64((uint64_t)par << 32 | g) & (cap - 1);
-        for (; slot[i]; i = (i + 1) & (cap - 1)) {
-            uint32_t t = slot[i] - 1;
+        pc_probe pr;
+        pc_probe_start(&seen, pc_mix64((uint64_t)par << 32 | g), &pr);
+        for (uint32_t t; (t = pc_probe_next(&seen, &pr)) != PC_NONE;)
             if (PARENT(t) == par && m->gf_of_frame[frame[t]] == g) {
                 none = 0;
                 break;
             }
-        }
-        slot[i] = (uint32_t)s + 1;
+        if (none)
+            pc_htab_insert(&seen, &pr, (uint32_t)s);
     }
 #undef PARENT
 out:
     free(kids);
-    free(slot);
+    pc_htab_free(&seen);
     return none;
 }
 
