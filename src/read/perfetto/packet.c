@@ -296,8 +296,97 @@ static int packet_field_type(uint32_t n)
     return -1;
 }
 
+/* A varint of at most 9 bytes from [*pp, end) into *v: 1, or 0 for
+ * anything longer or cut short, which the general path reads. */
+static inline int quick_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t x = 0;
+    for (unsigned shift = 0; p < end && shift <= 56; shift += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *v = x;
+            *pp = p;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Nearly every packet of a CPU profile is a traced_perf sample: a time,
+ * its sequence and flags (perhaps a clock and the writer's pid) and a
+ * PerfSample of the common shape.  Such a packet is read here in one
+ * pass, to the same result as the general path, at a fraction of the
+ * calls per field: on the reading thread, the one that bounds a
+ * conversion's time.  Any other packet (interned data, defaults, a
+ * cleared or lost state, another payload, a wire type out of place, an
+ * unusual encoding) gives 0 before anything has changed, and the general
+ * path reads it; else 1, with the packet's status in *st. */
+static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
+                        int *st)
+{
+    const uint8_t *p = data, *end = data + len, *sample = NULL;
+    uint64_t sample_len = 0;
+    uint32_t seq_id = 0, flags = 0;
+    pf_packet pk;
+    memset(&pk, 0, sizeof pk);
+    pk.offset = offset;
+    while (p < end) {
+        uint64_t tag, v;
+        if (!quick_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
+            return 0;
+        uint32_t number = (uint32_t)(tag >> 3);
+        if ((tag & 7) == PB_LEN && number == TP_PERF_SAMPLE) {
+            if (!quick_varint(&p, end, &sample_len) || sample_len > (uint64_t)(end - p))
+                return 0;
+            sample = p;
+            p += sample_len;
+            continue;
+        }
+        if ((tag & 7) != PB_VARINT || !quick_varint(&p, end, &v))
+            return 0;
+        switch (number) {
+        case TP_TIMESTAMP: pk.ts = v; pk.has_ts = 1; break;
+        case TP_CLOCK_ID: pk.clock_id = (uint32_t)v; pk.has_clock = 1; break;
+        case TP_TRUSTED_PID: pk.pid = (int32_t)v; pk.has_pid = 1; break;
+        case TP_SEQUENCE_ID: seq_id = (uint32_t)v; break;
+        case TP_SEQUENCE_FLAGS: flags = (uint32_t)v; break;
+        default:
+            /* Unknown fields are passed over; a known one is another
+             * kind of packet (or a cleared or lost state). */
+            if (packet_field_type(number) >= 0)
+                return 0;
+        }
+    }
+    pf_perf_fields f;
+    if (!sample || (flags & SEQ_CLEARED) ||
+        !pf_perf_sample_quick(sample, sample + sample_len, &f))
+        return 0;
+    r->packet_index++;
+    r->st.packets++;
+    pf_seq *s = pf_seq_of(r, seq_id);
+    if (!s) {
+        *st = pf_nomem(r);
+        return 1;
+    }
+    s->seen = 1;
+    if (pk.has_ts && !pk.has_clock && !s->has_clock)
+        pc_saw_time(r->p, pk.ts);
+    if ((flags & SEQ_NEEDS_STATE) && !s->valid) {
+        r->st.needs_state++;
+        *st = PC_OK;
+        return 1;
+    }
+    *st = pf_perf_sample_add(r, s, &pk, &f);
+    return 1;
+}
+
 int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
 {
+    int quick_st;
+    if (quick_packet(r, data, len, offset, &quick_st))
+        return quick_st;
     pb_reader pr;
     pb_field f, payload, interned, defaults;
     int got;

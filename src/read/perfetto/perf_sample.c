@@ -295,63 +295,19 @@ static uint16_t sample_event(pf_reader *r, pf_seq *s, int counted)
     return s->uncounted_event;
 }
 
-int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
+/* What a decoded PerfSample becomes: a sample row (queued for the second
+ * thread when there is one), counter values, or only a count in r->st. */
+static int finish_sample(pf_reader *r, pf_seq *s, const pf_packet *pk,
+                         const pf_perf_fields *pf, const pf_values *fc, int skipped)
 {
-    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, ANY, ANY, ANY, ANY, ANY, ANY,
-                                 ANY, ANY, ANY, V, V, V, L};
-    pb_field f;
-    int got;
-    uint64_t cpu = 0, pid = 0, tid = 0, cs = 0, count = 0, err = 0;
-    int has_cs = 0, has_count = 0, has_err = 0, has_cpu = 0;
-    int lost = 0, skipped = 0, event = 0;
-    pf_values fc;
-    fc.n = 0;  /* values are kept as they come: no per-sample clearing */
-    while ((got = NEXT(r, pr, &f, ex, "PerfSample")) > 0) {
-        if (f.number == 7) {
-            if (pf_each_varint(r, pr, &f, pf_keep_value, &fc, "PerfSample.follower_counts") !=
-                PC_OK)
-                return r->err->status;
-            continue;
-        }
-        if (f.number == 19) {
-            event = 1;
-            continue;
-        }
-        if (f.number <= 18 && f.number != 0 && ex[f.number] == V &&
-            pf_scalar(r, pr, &f, "PerfSample") != PC_OK)
-            return r->err->status;
-        switch (f.number) {
-        case 1: cpu = f.value; has_cpu = 1; break;
-        case 2: pid = f.value; break;
-        case 3: tid = f.value; break;
-        case 4: cs = f.value; has_cs = 1; break;
-        case 6: count = f.value; has_count = 1; break;
-        case 16: err = f.value; has_err = 1; break;
-        case 17: r->st.records_lost += f.value; lost = 1; break;
-        case 18: skipped = 1; break;
-        }
-    }
-    if (got < 0)
-        return r->err->status;
+    uint64_t cpu = pf->cpu, pid = pf->pid, tid = pf->tid, cs = pf->cs, count = pf->count;
+    uint64_t err = pf->err;
+    int has_cs = pf->has_cs, has_count = pf->has_count, has_err = pf->has_err;
+    int has_cpu = pf->has_cpu;
     /* The callstack's entry is a cache miss where callstacks are many:
      * fetched now, it arrives while the time and thread are worked out. */
     if (has_cs && cs < s->it.dense_cap[PF_CALLSTACK])
         __builtin_prefetch(&s->it.dense[PF_CALLSTACK][cs]);
-    /* Records of lost data and producer events (such as a guardrail
-     * stop) are reported, not counted as samples. */
-    if (lost)
-        return PC_OK;
-    if (event) {
-        r->st.producer_stops++;
-        return PC_OK;
-    }
-    /* A skipped sample has no callstack, but its counts are what the
-     * CPU counted: counter values, as in counting without callstacks. */
-    if (skipped) {
-        r->st.skipped_samples++;
-        if (!has_count && !fc.n)
-            return PC_OK;
-    }
     uint64_t t;
     if (pf_sample_time(r, s, pk, &t) < 0)
         return PC_OK;
@@ -374,7 +330,7 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
      * before the followers', as the session lists them. */
     if (has_count && sample_event(r, s, 1) == PF_NO_EVENT)
         return pf_nomem(r);
-    if (add_followers(r, s, &fc, thread, t, ucpu, cpu16) != PC_OK)
+    if (add_followers(r, s, fc, thread, t, ucpu, cpu16) != PC_OK)
         return r->err->status;
     /* A sample with a callstack is finished on the second thread when
      * there is one.  Whatever this sample then becomes (a sample, or a
@@ -445,4 +401,109 @@ int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *p
         return pf_nomem(r);
     pc_add_sample(p, thread, t, stack, weight, ev, cpu16);
     return p->oom ? pf_nomem(r) : PC_OK;
+}
+
+/* Decodes a PerfSample of the common shape in one pass, without the
+ * general reader's per-field calls: only fields 1 to 6 and 16, each a
+ * varint of at most 9 bytes, the rest of the shapes left to
+ * pf_on_perf_sample.  Pure: 1 with *f filled, 0 for another shape. */
+int pf_perf_sample_quick(const uint8_t *p, const uint8_t *end, pf_perf_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    while (p < end) {
+        /* A tag of one byte: field numbers below 16 ... */
+        uint32_t tag = *p++;
+        if (tag >= 0x80) {
+            /* ... or two, for field 16 (unwind_error). */
+            if (p == end || *p != 0x01 || tag != 0x80)
+                return 0;
+            p++;
+            tag = 16 << 3;
+        }
+        if ((tag & 7) != PB_VARINT)
+            return 0;
+        uint64_t v = 0;
+        for (unsigned shift = 0;; shift += 7) {
+            if (p == end || shift > 56)
+                return 0;
+            uint8_t b = *p++;
+            v |= (uint64_t)(b & 0x7f) << shift;
+            if (b < 0x80)
+                break;
+        }
+        switch (tag >> 3) {
+        case 1: f->cpu = v; f->has_cpu = 1; break;
+        case 2: f->pid = v; break;
+        case 3: f->tid = v; break;
+        case 4: f->cs = v; f->has_cs = 1; break;
+        case 5: break;
+        case 6: f->count = v; f->has_count = 1; break;
+        case 16: f->err = v; f->has_err = 1; break;
+        default: return 0;
+        }
+    }
+    return 1;
+}
+
+int pf_on_perf_sample(pf_reader *r, pb_reader *pr, pf_seq *s, const pf_packet *pk)
+{
+    static const uint8_t ex[] = {ANY, V, V, V, V, V, V, ANY, ANY, ANY, ANY, ANY, ANY,
+                                 ANY, ANY, ANY, V, V, V, L};
+    pb_field f;
+    int got;
+    pf_perf_fields pf;
+    memset(&pf, 0, sizeof pf);
+    int lost = 0, skipped = 0, event = 0;
+    pf_values fc;
+    fc.n = 0;  /* values are kept as they come: no per-sample clearing */
+    while ((got = NEXT(r, pr, &f, ex, "PerfSample")) > 0) {
+        if (f.number == 7) {
+            if (pf_each_varint(r, pr, &f, pf_keep_value, &fc, "PerfSample.follower_counts") !=
+                PC_OK)
+                return r->err->status;
+            continue;
+        }
+        if (f.number == 19) {
+            event = 1;
+            continue;
+        }
+        if (f.number <= 18 && f.number != 0 && ex[f.number] == V &&
+            pf_scalar(r, pr, &f, "PerfSample") != PC_OK)
+            return r->err->status;
+        switch (f.number) {
+        case 1: pf.cpu = f.value; pf.has_cpu = 1; break;
+        case 2: pf.pid = f.value; break;
+        case 3: pf.tid = f.value; break;
+        case 4: pf.cs = f.value; pf.has_cs = 1; break;
+        case 6: pf.count = f.value; pf.has_count = 1; break;
+        case 16: pf.err = f.value; pf.has_err = 1; break;
+        case 17: r->st.records_lost += f.value; lost = 1; break;
+        case 18: skipped = 1; break;
+        }
+    }
+    if (got < 0)
+        return r->err->status;
+    /* Records of lost data and producer events (such as a guardrail
+     * stop) are reported, not counted as samples. */
+    if (lost)
+        return PC_OK;
+    if (event) {
+        r->st.producer_stops++;
+        return PC_OK;
+    }
+    /* A skipped sample has no callstack, but its counts are what the
+     * CPU counted: counter values, as in counting without callstacks. */
+    if (skipped) {
+        r->st.skipped_samples++;
+        if (!pf.has_count && !fc.n)
+            return PC_OK;
+    }
+    return finish_sample(r, s, pk, &pf, &fc, skipped);
+}
+
+int pf_perf_sample_add(pf_reader *r, pf_seq *s, const pf_packet *pk, const pf_perf_fields *f)
+{
+    pf_values none;
+    none.n = 0;
+    return finish_sample(r, s, pk, f, &none, 0);
 }
