@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum pb_wiretype {
     PB_VARINT = 0,
@@ -113,6 +114,52 @@ static inline int pb_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_
         }
     }
     return PB_EVARINT;
+}
+
+/* A varint of at most 9 bytes from [*pp, end) into *v, advancing *pp:
+ * 1, or 0 (nothing read) for a longer or cut-short one, which a quick
+ * path then leaves to its general reader.  With 8 bytes at hand, any
+ * length up to 8 is decoded without a branch per byte. */
+static inline int pb_varint9(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    if (p < end && p[0] < 0x80) {
+        *v = p[0];
+        *pp = p + 1;
+        return 1;
+    }
+    if (end - p >= 8) {
+        uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(&w, p, 8);
+#else
+        for (int i = 7; i >= 0; i--)
+            w = w << 8 | p[i];
+#endif
+        uint64_t stops = ~w & 0x8080808080808080ull;
+        if (stops) {
+            unsigned n = ((unsigned)__builtin_ctzll(stops) >> 3) + 1;
+            uint64_t x = (n == 8 ? w : w & ((1ull << (8 * n)) - 1)) & 0x7f7f7f7f7f7f7f7full;
+            /* The 7-bit groups side by side: pairs, fours, then eights. */
+            x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+            x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+            x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+            *v = x;
+            *pp = p + n;
+            return 1;
+        }
+    }
+    uint64_t x = 0;
+    for (unsigned shift = 0; p < end && shift <= 56; shift += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *v = x;
+            *pp = p;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Reads the next element of a packed repeated varint field held in r

@@ -327,6 +327,26 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
     size_t i = p->sample.n;
+    /* Mostly the row has room, its pages are mapped, and its weight and
+     * event fit the columns as they are: then it is only stored. */
+    if (i < p->sample.mapped && i < p->sample.cap && i > 0 &&
+        (p->sample.event ? 1 : event == p->sample.event_all) &&
+        (p->sample.weight ? 1
+         : p->sample.weight32 ? fits32(weight)
+                              : weight == p->sample.weight_all)) {
+        p->sample.thread[i] = thread;
+        p->sample.stack[i] = stack;
+        p->sample.time[i] = time;
+        p->sample.cpu[i] = cpu;
+        if (p->sample.weight)
+            p->sample.weight[i] = weight;
+        else if (p->sample.weight32)
+            p->sample.weight32[i] = (int32_t)weight;
+        if (p->sample.event)
+            p->sample.event[i] = event;
+        p->sample.n = i + 1;
+        return 0;
+    }
     if (make_cols(p, i, weight, event) < 0)
         return -1;
     /* weight and weight32 are never both made (wide_weights). */

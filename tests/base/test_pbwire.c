@@ -181,3 +181,54 @@ TEST(pbwire_encoder_round_trip)
     T_EQ_INT(pb_next(&r, &f), 0);
     pb_buf_free(&b);
 }
+
+/* pb_varint9 agrees with pb_varint on every length it takes, whether the
+ * varint ends the buffer or bytes follow it (the word-at-a-time path),
+ * and takes nothing longer than 9 bytes or cut short. */
+TEST(pbwire_varint9)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (int n = 1; n <= 10; n++) {
+        for (int round = 0; round < 2000; round++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint8_t buf[24];
+            /* n bytes, the last without its continuation bit; one round
+             * in four non-minimal (a zero last group). */
+            uint64_t r = seed;
+            for (int i = 0; i < n; i++) {
+                buf[i] = (uint8_t)((r >> (i * 5 % 57)) & 0x7f) | (i + 1 < n ? 0x80 : 0);
+            }
+            if (round % 4 == 0 && n > 1)
+                buf[n - 1] = 0;
+            if (n == 10)
+                buf[9] &= 1;
+            for (int i = n; i < (int)sizeof buf; i++)
+                buf[i] = (uint8_t)(0x80 | i);
+            for (int follow = 0; follow <= 1; follow++) {
+                const uint8_t *end = buf + (follow ? sizeof buf : (size_t)n);
+                const uint8_t *p = buf, *q = buf;
+                uint64_t want = 0, got = 0;
+                T_EQ_INT(pb_varint(&q, end, &want), PB_OK);
+                int took = pb_varint9(&p, end, &got);
+                if (n <= 9) {
+                    if (!took || got != want || p != buf + n) {
+                        t_fail(__FILE__, __LINE__, "length %d, %s: %d, 0x%llx against 0x%llx",
+                               n, follow ? "bytes after" : "at the end", took,
+                               (unsigned long long)got, (unsigned long long)want);
+                        return;
+                    }
+                } else {
+                    T_EQ_INT(took, 0);
+                    T_CHECK(p == buf);
+                }
+            }
+            /* Cut short: every prefix is refused, nothing read. */
+            for (int cut = 0; cut < n && n <= 9; cut++) {
+                const uint8_t *p = buf;
+                uint64_t v;
+                T_EQ_INT(pb_varint9(&p, buf + cut, &v), 0);
+                T_CHECK(p == buf);
+            }
+        }
+    }
+}

@@ -296,24 +296,6 @@ static int packet_field_type(uint32_t n)
     return -1;
 }
 
-/* A varint of at most 9 bytes from [*pp, end) into *v: 1, or 0 for
- * anything longer or cut short, which the general path reads. */
-static inline int quick_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t x = 0;
-    for (unsigned shift = 0; p < end && shift <= 56; shift += 7) {
-        uint8_t b = *p++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            *v = x;
-            *pp = p;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Nearly every packet of a CPU profile is a traced_perf sample: a time,
  * its sequence and flags (perhaps a clock and the writer's pid) and a
  * PerfSample of the common shape.  Such a packet is read here in one
@@ -334,17 +316,17 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
     pk.offset = offset;
     while (p < end) {
         uint64_t tag, v;
-        if (!quick_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
+        if (!pb_varint9(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
             return 0;
         uint32_t number = (uint32_t)(tag >> 3);
         if ((tag & 7) == PB_LEN && number == TP_PERF_SAMPLE) {
-            if (!quick_varint(&p, end, &sample_len) || sample_len > (uint64_t)(end - p))
+            if (!pb_varint9(&p, end, &sample_len) || sample_len > (uint64_t)(end - p))
                 return 0;
             sample = p;
             p += sample_len;
             continue;
         }
-        if ((tag & 7) != PB_VARINT || !quick_varint(&p, end, &v))
+        if ((tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))
             return 0;
         switch (number) {
         case TP_TIMESTAMP: pk.ts = v; pk.has_ts = 1; break;

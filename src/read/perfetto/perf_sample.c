@@ -422,15 +422,9 @@ int pf_perf_sample_quick(const uint8_t *p, const uint8_t *end, pf_perf_fields *f
         }
         if ((tag & 7) != PB_VARINT)
             return 0;
-        uint64_t v = 0;
-        for (unsigned shift = 0;; shift += 7) {
-            if (p == end || shift > 56)
-                return 0;
-            uint8_t b = *p++;
-            v |= (uint64_t)(b & 0x7f) << shift;
-            if (b < 0x80)
-                break;
-        }
+        uint64_t v;
+        if (!pb_varint9(&p, end, &v))
+            return 0;
         switch (tag >> 3) {
         case 1: f->cpu = v; f->has_cpu = 1; break;
         case 2: f->pid = v; break;
