@@ -34,7 +34,7 @@ uint64_t pc_hash_key_init(void)
     return k;
 }
 
-int pc_htab_reserve(pc_htab *t, size_t n)
+int pc_htab_grow(pc_htab *t, size_t n)
 {
     size_t cap = t->slot ? t->mask + 1 : 0;
     if (n <= cap / 2)

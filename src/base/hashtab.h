@@ -40,7 +40,15 @@ typedef struct pc_probe {
 } pc_probe;
 
 /* Makes room for n entries in total.  Returns 0, or -1 when out of memory. */
-int pc_htab_reserve(pc_htab *t, size_t n);
+int pc_htab_grow(pc_htab *t, size_t n);
+/* The same, inline where there is room already, as there nearly always is:
+ * interning calls it before every lookup. */
+static inline int pc_htab_reserve(pc_htab *t, size_t n)
+{
+    if (t->slot && n <= (t->mask + 1) / 2)
+        return 0;
+    return pc_htab_grow(t, n);
+}
 void pc_htab_free(pc_htab *t);
 
 /* Spreads the bits of a 64-bit value (a fixed-point mixer); use it on keys

@@ -18,12 +18,11 @@
 #define BUF_SIZE (1u << 20)
 
 struct pc_sink {
+    struct sink_room room;  /* first: the writers' inline view (sink.h) */
     char *path;        /* target, for messages and the final rename */
     char *tmp;         /* temporary file, NULL for stdout and memory */
     int fd;            /* -1 for memory */
     int close_fd;      /* a device or pipe opened by path */
-    uint8_t *buf;      /* uncompressed bytes waiting */
-    size_t len;
 
     int gzip_level;    /* 0: no gzip */
     int threads;       /* for compression: see sink_set_threads() */
@@ -37,7 +36,6 @@ struct pc_sink {
     uint64_t flushed;  /* uncompressed bytes handed on so far */
     int partial;       /* slot of tmp among the partial outputs, or -1 */
     int discard;       /* a counting sink: bytes are dropped */
-    size_t buf_size;   /* BUF_SIZE, or less for a counting sink */
 };
 
 static void fail_errno(pc_sink *s, int status, const char *what)
@@ -107,57 +105,47 @@ static void emit_cb(void *ctx, const uint8_t *p, size_t n)
 static void flush_n(pc_sink *s, size_t n, int finish)
 {
     uint8_t rest[SINK_RESERVE_MAX];
-    size_t kept = s->len - n;
-    memcpy(rest, s->buf + n, kept);
+    size_t kept = s->room.len - n;
+    memcpy(rest, s->room.buf + n, kept);
     s->flushed += n;
     if (s->gzip_level && !s->failed) {
         if (!s->gz && !(s->gz = gz_new(s->gzip_level, s->threads,
-                                       s->buf_size + SINK_RESERVE_MAX, emit_cb, s))) {
+                                       s->room.size + SINK_RESERVE_MAX, emit_cb, s))) {
             s->failed = PC_ENOMEM;
             snprintf(s->msg, sizeof s->msg, "%s: out of memory starting gzip compression", s->path);
-        } else if (gz_block(s->gz, &s->buf, n, finish) < 0) {
+        } else if (gz_block(s->gz, &s->room.buf, n, finish) < 0) {
             codec_failed(s);
         }
     } else if (!s->gzip_level) {
-        emit(s, s->buf, n);
+        emit(s, s->room.buf, n);
     }
-    /* gz_block leaves a buffer in s->buf, failed or not. */
-    memcpy(s->buf, rest, kept);
-    s->len = kept;
+    /* gz_block leaves a buffer in s->room.buf, failed or not. */
+    memcpy(s->room.buf, rest, kept);
+    s->room.len = kept;
 }
 
 static void flush(pc_sink *s, int finish)
 {
-    flush_n(s, finish || s->len < s->buf_size ? s->len : s->buf_size, finish);
+    flush_n(s, finish || s->room.len < s->room.size ? s->room.len : s->room.size, finish);
 }
 
-/* The buffer holds buf_size bytes and a reservation more, and holds
- * less than buf_size between calls: any reservation fits. */
-uint8_t *sink_reserve(pc_sink *s, size_t n)
+void sink_block_full(pc_sink *s)
 {
-    (void)n;
-    return s->buf + s->len;
-}
-
-void sink_advance(pc_sink *s, size_t n)
-{
-    s->len += n;
-    if (s->len >= s->buf_size)
-        flush(s, 0);
+    flush(s, 0);
 }
 
 void sink_write(pc_sink *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len) {
-        size_t k = s->buf_size - s->len;
+        size_t k = s->room.size - s->room.len;
         if (k > len)
             k = len;
-        memcpy(s->buf + s->len, p, k);
-        s->len += k;
+        memcpy(s->room.buf + s->room.len, p, k);
+        s->room.len += k;
         p += k;
         len -= k;
-        if (s->len == s->buf_size)
+        if (s->room.len == s->room.size)
             flush(s, 0);
     }
 }
@@ -217,9 +205,9 @@ static int make(pc_sink **out, const char *path, int gzip_level, size_t buf_size
     s->fd = -1;
     s->partial = -1;
     s->path = strdup(path);
-    s->buf_size = buf_size;
-    s->buf = malloc(buf_size + SINK_RESERVE_MAX);
-    if (!s->path || !s->buf) {
+    s->room.size = buf_size;
+    s->room.buf = malloc(buf_size + SINK_RESERVE_MAX);
+    if (!s->path || !s->room.buf) {
         sink_abort(s);
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
     }
@@ -397,14 +385,14 @@ void sink_abort(pc_sink *s)
         close(s->fd);
     free(s->tmp);
     free(s->path);
-    free(s->buf);
+    free(s->room.buf);
     free(s->mem);
     free(s);
 }
 
 uint64_t sink_bytes(const pc_sink *s)
 {
-    return s->flushed + s->len;
+    return s->flushed + s->room.len;
 }
 
 void sink_set_threads(pc_sink *s, int threads)

@@ -34,8 +34,32 @@ int sink_open_memory(pc_sink **s, int gzip_level, pc_error *err);
  * close it with sink_abort (sink_finish would give no bytes). */
 int sink_open_count(pc_sink **s, pc_error *err);
 
-uint8_t *sink_reserve(pc_sink *s, size_t n);
-void sink_advance(pc_sink *s, size_t n);
+/* A sink begins with its buffer, so that the calls writers make for
+ * every value are inline here: the buffer holds size bytes and a
+ * reservation more, and less than size between calls, so any reservation
+ * fits.  Writers use the functions below, never the fields. */
+struct sink_room {
+    uint8_t *buf;   /* uncompressed bytes waiting */
+    size_t len;
+    size_t size;    /* a block: 1 MiB, or less for a counting sink */
+};
+/* Hands on a full block (sink_advance calls it). */
+void sink_block_full(pc_sink *s);
+
+static inline uint8_t *sink_reserve(pc_sink *s, size_t n)
+{
+    struct sink_room *r = (struct sink_room *)s;
+    (void)n;
+    return r->buf + r->len;
+}
+
+static inline void sink_advance(pc_sink *s, size_t n)
+{
+    struct sink_room *r = (struct sink_room *)s;
+    r->len += n;
+    if (r->len >= r->size)
+        sink_block_full(s);
+}
 void sink_write(pc_sink *s, const void *data, size_t len);
 
 /* Threads that may compress (see gz_new): 1 compresses on the caller's
