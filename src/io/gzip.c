@@ -17,6 +17,8 @@
 #include "base/thread.h"
 
 #define HIST 32768
+/* The bytes compressed alone at the start of a stream (deflate_block). */
+#define PRIME_BYTES 8
 #define MAX_WORKERS 16
 
 enum { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
@@ -93,12 +95,34 @@ static int deflate_block(slot *sl, int level, const uint8_t *dict, size_t n_dict
         z->level_buf_size = level_buf_size[level];
         if (n_dict && isal_deflate_set_dict(z, (uint8_t *)dict, (uint32_t)n_dict) != COMP_OK)
             return -1;
+        if (!n_dict && n > PRIME_BYTES) {
+            /* ISA-L (2.30, and its code since 2.24) hashes a stale
+             * register, the stream's own address, for the third byte of a
+             * stream that starts without history at levels 1 and 2, so
+             * that the compressed bytes depended on where the stream lay
+             * in memory (one address in a thousand gave others).  Its
+             * first bytes, compressed and flushed alone, go through code
+             * without that fault and give the stream a history. */
+            if (out_room(sl, bound) < 0)
+                return -1;
+            z->next_in = (uint8_t *)in;
+            z->avail_in = PRIME_BYTES;
+            z->end_of_stream = 0;
+            z->flush = SYNC_FLUSH;
+            z->next_out = sl->out;
+            z->avail_out = (uint32_t)bound;
+            if (isal_deflate(z) != COMP_OK || z->avail_in != 0)
+                return -1;
+            sl->n_out = (size_t)(z->next_out - sl->out);
+            in += PRIME_BYTES;
+            n -= PRIME_BYTES;
+        }
         z->next_in = (uint8_t *)in;
         z->avail_in = (uint32_t)n;
         z->end_of_stream = (uint16_t)(last != 0);
         z->flush = last ? NO_FLUSH : SYNC_FLUSH;
-        for (;;) {
-            size_t room = sl->n_out ? 65536 : bound;
+        for (int first = 1;; first = 0) {
+            size_t room = first ? bound : 65536;
             if (out_room(sl, room) < 0)
                 return -1;
             z->next_out = sl->out + sl->n_out;
