@@ -60,9 +60,16 @@
 enum { KNOWN, CHAIN, CHAIN_TICKET };
 #define HEADER_WORDS 8
 
+/* Fields the two threads write, each for every sample, sit this far
+ * apart, so that no cache line holds both: a line written by one thread
+ * and read by the other moves between the cores at each write, and made
+ * the reading thread wait at every sample. */
+#define APART 64
+
 typedef struct batch {
     uint32_t *w;
     size_t n, cap;
+    char apart[APART];
 } batch;
 
 struct pf_pipe {
@@ -76,6 +83,7 @@ struct pf_pipe {
     size_t submitted, applied;
     int running, stop;
     int failed;      /* out of memory on the second thread */
+    char apart_reader[APART];
     /* The reader's: the next ticket; samples queued in all and since the
      * last emptying; emptyings that found work; the table's count before
      * the samples queued since, for progress; the input's own progress
@@ -87,10 +95,12 @@ struct pf_pipe {
     size_t base;
     src_progress_fn report;
     void *report_ctx;
+    char apart_applier[APART];
     /* The second thread's: the stack of each ticket. */
     uint32_t *tstack;
     size_t n_tick, cap_tick;
     pc_profile *p;
+    char apart_end[APART];
 };
 
 /* Applies one batch; 0, or -1 out of memory or a stack id past the
@@ -98,7 +108,9 @@ struct pf_pipe {
 static int apply(struct pf_pipe *q, const batch *b)
 {
     pc_profile *p = q->p;
-    for (size_t at = 0; at < b->n;) {
+    /* The batch stays as it is while it is applied. */
+    const size_t n_words = b->n;
+    for (size_t at = 0; at < n_words;) {
         const uint32_t *w = b->w + at;
         uint32_t kind = w[0] & 3, n = w[0] >> 2, stack = PC_NONE;
         if (kind == KNOWN) {
