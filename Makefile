@@ -37,11 +37,11 @@ STDCXX_A := $(shell $(CC) -print-file-name=libstdc++.a 2>/dev/null)
 STDCXX_STATIC := -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 STDCXX := $(if $(filter /%,$(STDCXX_A)),$(STDCXX_STATIC),-lstdc++)
 # LTO=1 optimizes the program across files at link time: small functions
-# called for every value, such as the sink's room for the JSON writer and
-# the Perfetto reader's checked field reads, are inlined into callers in
-# other files, and the 1M-sample conversions here took 3-10 % less time
-# (0.61 s to 0.55 s on the real capture, 1.16 s to 1.06 s on generated
-# simpleperf).  It is not the default: a clean serial build takes 37 s
+# called for every value, such as the Perfetto reader's checked field
+# reads and the millisecond writer, are inlined into callers in other
+# files, and the 1M-sample conversions here took 3-10 % less time (0.61 s
+# to 0.55 s on the real capture, 1.16 s to 1.06 s on generated simpleperf;
+# measured while the sink's room, now inline in sink.h, was a call too).  It is not the default: a clean serial build takes 37 s
 # instead of 22 s here.  The objects then hold ordinary code too (fat),
 # so that the libraries, tests and tools link them as before.
 LTO ?= 0

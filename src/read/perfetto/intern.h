@@ -161,6 +161,15 @@ void pf_interned_pool_compact(pf_interned *t);
 
 /* Appends v to the iid pool.  Returns 0, or -1 when out of memory. */
 int pf_interned_pool_push(pf_interned *t, uint64_t v);
+/* The same, inline while the pool has room. */
+static inline int pf_interned_pool_add(pf_interned *t, uint64_t v)
+{
+    if (t->n_pool < t->cap_pool && t->n_pool < UINT32_MAX) {
+        t->pool[t->n_pool++] = v;
+        return 0;
+    }
+    return pf_interned_pool_push(t, v);
+}
 
 /* Appends a StackSample record (zeroed) and returns its index, or PC_NONE
  * when out of memory; put() and unappend() as for the others. */

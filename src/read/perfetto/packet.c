@@ -297,19 +297,20 @@ static int packet_field_type(uint32_t n)
 }
 
 /* Nearly every packet of a CPU profile is a traced_perf sample: a time,
- * its sequence and flags (perhaps a clock and the writer's pid) and a
- * PerfSample of the common shape.  Such a packet is read here in one
- * pass, to the same result as the general path, at a fraction of the
- * calls per field: on the reading thread, the one that bounds a
- * conversion's time.  Any other packet (interned data, defaults, a
- * cleared or lost state, another payload, a wire type out of place, an
- * unusual encoding) gives 0 before anything has changed, and the general
- * path reads it; else 1, with the packet's status in *st. */
+ * its sequence and flags (perhaps a clock and the writer's pid), a
+ * PerfSample of the common shape, and where a callstack is new, the
+ * interned data that defines it.  Such a packet is read here in one pass,
+ * to the same result as the general path, at a fraction of the calls per
+ * field: on the reading thread, the one that bounds a conversion's time.
+ * Any other packet (defaults, a cleared or lost state, another payload, a
+ * wire type out of place, an unusual encoding) gives 0 before anything
+ * has changed, and the general path reads it; else 1, with the packet's
+ * status in *st. */
 static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
                         int *st)
 {
-    const uint8_t *p = data, *end = data + len, *sample = NULL;
-    uint64_t sample_len = 0;
+    const uint8_t *p = data, *end = data + len, *sample = NULL, *interned = NULL;
+    uint64_t sample_len = 0, interned_len = 0;
     uint32_t seq_id = 0, flags = 0;
     pf_packet pk;
     memset(&pk, 0, sizeof pk);
@@ -324,6 +325,13 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
                 return 0;
             sample = p;
             p += sample_len;
+            continue;
+        }
+        if ((tag & 7) == PB_LEN && number == TP_INTERNED_DATA) {
+            if (!pb_varint9(&p, end, &interned_len) || interned_len > (uint64_t)(end - p))
+                return 0;
+            interned = p;
+            p += interned_len;
             continue;
         }
         if ((tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))
@@ -353,6 +361,17 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
         return 1;
     }
     s->seen = 1;
+    if (interned && s->valid) {
+        /* As the general path reads it: offsets from the packet's start. */
+        pb_reader sub;
+        pb_reader_init(&sub, data, len, offset);
+        sub.p = interned;
+        sub.end = interned + interned_len;
+        if (pf_on_interned(r, &sub, s) != PC_OK) {
+            *st = r->err->status;
+            return 1;
+        }
+    }
     if (pk.has_ts && !pk.has_clock && !s->has_clock)
         pc_saw_time(r->p, pk.ts);
     if ((flags & SEQ_NEEDS_STATE) && !s->valid) {

@@ -1,9 +1,11 @@
-/* The quick path for traced_perf sample packets (packet.c, quick_packet)
- * against the general one: every sample packet below is written twice,
- * once as it is and once with an unknown length-delimited field that the
- * quick path leaves to the general one, and the two traces must convert
- * to the same profile, messages and all, on one thread and on two (the
- * samples are enough to start the second thread of pipe.c). */
+/* The quick paths for traced_perf sample packets (packet.c, quick_packet)
+ * and interned callstacks (sequence.c, quick_callstack) against the
+ * general ones: every sample packet below is written twice, once as it
+ * is and once with unknown fields (in the packet, and in each Callstack
+ * it defines) that the quick paths leave to the general ones, and the two
+ * traces must convert to the same profile, messages and all, on one
+ * thread and on two (the samples are enough to start the second thread
+ * of pipe.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,7 @@ enum {
     V_UNWIND_NONE, V_COUNT_9_BYTES, V_COUNT_10_BYTES, V_UNKNOWN_PACKET_FIELD,
     V_UNKNOWN_SAMPLE_FIELD, V_COUNT_ONLY, V_BARE, V_CPU_BEYOND, V_NO_CPU, V_LONG_TID,
     V_WIDE_PID, V_UNDEFINED_CALLSTACK, V_STATE_NEEDED, V_NEW_SEQUENCE, V_NO_TIME,
+    V_NEW_CALLSTACK, V_NEW_PACKED, V_NEW_IID_LAST, V_NEW_EMPTY, V_NEW_LONG_FRAME,
     V_COUNT
 };
 
@@ -29,7 +32,7 @@ enum {
 static void padded_varint(pb_buf *b, uint64_t v, int n)
 {
     uint8_t bytes[10];
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && i < 10; i++) {
         bytes[i] = (uint8_t)((v & 0x7f) | (i + 1 < n ? 0x80 : 0));
         v >>= 7;
     }
@@ -54,6 +57,8 @@ static void sample_of(pb_buf *b, int v, uint64_t k)
         pb_uint(b, 9, 7);
     if (v == V_UNDEFINED_CALLSTACK)
         pb_uint(b, 4, 99);
+    else if (v >= V_NEW_CALLSTACK)
+        pb_uint(b, 4, 1000 + k);
     else if (v != V_COUNT_ONLY && v != V_BARE)
         pb_uint(b, 4, 1 + k % 2);
     pb_uint(b, 5, 2); /* cpu_mode: user */
@@ -69,11 +74,46 @@ static void sample_of(pb_buf *b, int v, uint64_t k)
     pb_end(b, m);
 }
 
+/* Interned data defining callstack 1000 + k in the shape of variant v,
+ * its frames (of fn0 to fn2) varying with k; with forced, an unknown
+ * field in the Callstack. */
+static void new_callstack(pb_buf *b, int v, uint64_t k, int forced)
+{
+    size_t in = pb_begin(b, PFE_INTERNED);
+    size_t cs = pb_begin(b, PFE_CALLSTACKS);
+    if (v != V_NEW_IID_LAST)
+        pb_uint(b, 1, 1000 + k);
+    size_t n = v == V_NEW_EMPTY ? 0 : 2 + k % 5;
+    if (v == V_NEW_PACKED && n) {
+        size_t m = pb_begin(b, 2);
+        for (size_t i = 0; i < n; i++)
+            pb_put_varint(b, 1 + (k + i * i) % 3);
+        pb_end(b, m);
+    }
+    for (size_t i = 0; v != V_NEW_PACKED && i < n; i++) {
+        if (v == V_NEW_LONG_FRAME && i == 1) {
+            /* A frame iid in ten bytes: left to the general reader. */
+            pb_tag(b, 2, PB_VARINT);
+            padded_varint(b, 1 + (k + i * i) % 3, 10);
+        } else {
+            pb_uint(b, 2, 1 + (k + i * i) % 3);
+        }
+    }
+    if (v == V_NEW_IID_LAST)
+        pb_uint(b, 1, 1000 + k);
+    if (forced)
+        pb_uint(b, 9, 1);
+    pb_end(b, cs);
+    pb_end(b, in);
+}
+
 /* Sample packet k in the shape of variant v at time t; with forced, an
  * unknown field the quick path refuses and the general one passes over. */
 static void variant_packet(pb_buf *b, int v, uint64_t k, uint64_t t, int forced)
 {
     size_t pk = pb_begin(b, 1);
+    if (v >= V_NEW_CALLSTACK)
+        new_callstack(b, v, k, forced);
     uint32_t seq = v == V_STATE_NEEDED ? 7 : v == V_NEW_SEQUENCE ? 8 : 1;
     if (v == V_REORDERED) {
         sample_of(b, v, k);
