@@ -93,7 +93,8 @@ static uint64_t kth_smallest(uint64_t *d, size_t n, size_t k)
  * taken over an evenly spread subset: as good as the exact one for a
  * nominal interval, and the sorting work stays bounded.  0 when no sample
  * gives one. */
-static uint64_t median_of(const pc_profile *p, uint64_t (*pick)(const pc_profile *, size_t))
+static inline uint64_t median_of(const pc_profile *p,
+                                 uint64_t (*pick)(const pc_profile *, size_t))
 {
     enum { MAX_KEPT = 1 << 16 };
     size_t count = 0, n = 0;
@@ -101,14 +102,17 @@ static uint64_t median_of(const pc_profile *p, uint64_t (*pick)(const pc_profile
         count += pick(p, i) != 0;
     if (!count)
         return 0;
-    size_t step = count / MAX_KEPT + 1, seen = 0;
+    size_t step = count / MAX_KEPT + 1, skip = 0;
     uint64_t *d = malloc((count / step + 1) * sizeof *d);
     if (!d)
         return 0;
+    /* Every step-th value: the first, then step - 1 passed over. */
     for (size_t i = 0; i < p->sample.n; i++) {
         uint64_t v = pick(p, i);
-        if (v && seen++ % step == 0)
+        if (v && skip-- == 0) {
             d[n++] = v;
+            skip = step - 1;
+        }
     }
     uint64_t median = kth_smallest(d, n, n / 2);
     free(d);
