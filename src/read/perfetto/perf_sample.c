@@ -279,6 +279,9 @@ static int add_followers(pf_reader *r, pf_seq *s, const pf_values *fc, uint32_t 
  * when out of memory. */
 static uint16_t sample_event(pf_reader *r, pf_seq *s, int counted)
 {
+    uint16_t known = counted ? s->event : s->uncounted_event;
+    if (known != PF_NO_EVENT)
+        return known;
     const char *base =
         s->event_name == PC_NONE ? "cpu-clock" : pc_str(&r->p->str, s->event_name);
     if (counted) {

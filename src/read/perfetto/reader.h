@@ -201,6 +201,8 @@ typedef struct pf_reader {
     pf_seq *seqs;
     size_t n_seqs, cap_seqs;
     pc_htab seq_idx;
+    size_t last_seq;     /* 1 + the index pf_seq_of gave last: packets mostly
+                            come in runs of one sequence */
 
     /* Mappings, deduplicated over the whole trace. */
     struct {

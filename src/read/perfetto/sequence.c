@@ -15,13 +15,17 @@
 
 pf_seq *pf_seq_of(pf_reader *r, uint32_t id)
 {
+    if (r->last_seq && r->seqs[r->last_seq - 1].id == id)
+        return &r->seqs[r->last_seq - 1];
     pc_probe pr;
     if (pc_htab_reserve(&r->seq_idx, r->n_seqs + 1) < 0)
         return NULL;
     pc_probe_start(&r->seq_idx, pc_mix64(id), &pr);
     for (uint32_t i; (i = pc_probe_next(&r->seq_idx, &pr)) != PC_NONE;)
-        if (r->seqs[i].id == id)
+        if (r->seqs[i].id == id) {
+            r->last_seq = (size_t)i + 1;
             return &r->seqs[i];
+        }
     if (r->n_seqs == r->cap_seqs) {
         size_t cap = r->cap_seqs ? r->cap_seqs * 2 : 16;
         pf_seq *s = realloc(r->seqs, cap * sizeof *s);
@@ -36,6 +40,7 @@ pf_seq *pf_seq_of(pf_reader *r, uint32_t id)
     s->event = s->uncounted_event = PF_NO_EVENT;
     s->event_name = PC_NONE;
     pc_htab_insert(&r->seq_idx, &pr, (uint32_t)r->n_seqs++);
+    r->last_seq = r->n_seqs;
     return s;
 }
 
