@@ -323,30 +323,10 @@ static int make_cols(pc_profile *p, size_t i, int64_t weight, uint16_t event)
     return 0;
 }
 
-int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
-                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
+/* Makes room for row i, its pages mapped and the weight and event
+ * columns its values need; 0, or -1 out of memory. */
+static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
 {
-    size_t i = p->sample.n;
-    /* Mostly the row has room, its pages are mapped, and its weight and
-     * event fit the columns as they are: then it is only stored. */
-    if (i < p->sample.mapped && i < p->sample.cap && i > 0 &&
-        (p->sample.event ? 1 : event == p->sample.event_all) &&
-        (p->sample.weight ? 1
-         : p->sample.weight32 ? fits32(weight)
-                              : weight == p->sample.weight_all)) {
-        p->sample.thread[i] = thread;
-        p->sample.stack[i] = stack;
-        p->sample.time[i] = time;
-        p->sample.cpu[i] = cpu;
-        if (p->sample.weight)
-            p->sample.weight[i] = weight;
-        else if (p->sample.weight32)
-            p->sample.weight32[i] = (int32_t)weight;
-        if (p->sample.event)
-            p->sample.event[i] = event;
-        p->sample.n = i + 1;
-        return 0;
-    }
     if (make_cols(p, i, weight, event) < 0)
         return -1;
     /* weight and weight32 are never both made (wide_weights). */
@@ -361,7 +341,6 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
         cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
     if (pc_grow_cols(&p->sample.cap, i + 1, cols, nc) < 0)
         return -1;
-    p->sample.n++;
     if (i >= p->sample.mapped) {
         /* The next rows' pages, a block at a time (see pc_prefault). */
         size_t to = i + PREFAULT_ROWS < p->sample.cap ? i + PREFAULT_ROWS : p->sample.cap;
@@ -369,6 +348,22 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
             pc_prefault(*cols[c].p, i * cols[c].size, to * cols[c].size);
         p->sample.mapped = to;
     }
+    return 0;
+}
+
+int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
+                   uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
+{
+    size_t i = p->sample.n;
+    /* Mostly the row has room, its pages are mapped, and its weight and
+     * event fit the columns as they are: then it is only stored. */
+    int fits = i < p->sample.mapped && i < p->sample.cap && i > 0 &&
+               (p->sample.event ? 1 : event == p->sample.event_all) &&
+               (p->sample.weight ? 1
+                : p->sample.weight32 ? fits32(weight)
+                                     : weight == p->sample.weight_all);
+    if (!fits && sample_room(p, i, weight, event) < 0)
+        return -1;
     p->sample.thread[i] = thread;
     p->sample.stack[i] = stack;
     p->sample.time[i] = time;
@@ -379,6 +374,7 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
         p->sample.weight32[i] = (int32_t)weight;
     if (p->sample.event)
         p->sample.event[i] = event;
+    p->sample.n = i + 1;
     return 0;
 }
 

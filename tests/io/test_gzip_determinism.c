@@ -124,13 +124,8 @@ TEST(gzip_output_independent_of_where_the_compressor_lies)
     pc_profile *p = convert_fixture(NULL);
     if (!p)
         return;
-    pc_write_options w;
-    pc_write_options_init(&w);
-    w.format = PC_FORMAT_FOLDED;
-    unsigned char *text = NULL;
     size_t n_text = 0;
-    pc_error err;
-    T_EQ_INT(pc_write_memory(p, &w, &text, &n_text, &err), PC_OK);
+    unsigned char *text = (unsigned char *)written_text(p, PC_FORMAT_FOLDED, &n_text);
     pc_profile_free(p);
     if (!text)
         return;

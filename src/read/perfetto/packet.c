@@ -320,18 +320,18 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
         if (!pb_varint9(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
             return 0;
         uint32_t number = (uint32_t)(tag >> 3);
-        if ((tag & 7) == PB_LEN && number == TP_PERF_SAMPLE) {
-            if (!pb_varint9(&p, end, &sample_len) || sample_len > (uint64_t)(end - p))
+        if ((tag & 7) == PB_LEN && (number == TP_PERF_SAMPLE || number == TP_INTERNED_DATA)) {
+            uint64_t n;
+            if (!pb_varint9(&p, end, &n) || n > (uint64_t)(end - p))
                 return 0;
-            sample = p;
-            p += sample_len;
-            continue;
-        }
-        if ((tag & 7) == PB_LEN && number == TP_INTERNED_DATA) {
-            if (!pb_varint9(&p, end, &interned_len) || interned_len > (uint64_t)(end - p))
-                return 0;
-            interned = p;
-            p += interned_len;
+            if (number == TP_PERF_SAMPLE) {
+                sample = p;
+                sample_len = n;
+            } else {
+                interned = p;
+                interned_len = n;
+            }
+            p += n;
             continue;
         }
         if ((tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))

@@ -164,19 +164,9 @@ static int convert_to_text(const pb_buf *b, int threads, char **json, char **log
     if (!p)
         return -1;
     *log = strdup(log_capture_text());
-    pc_write_options w;
-    pc_write_options_init(&w);
-    w.threads = threads;
-    unsigned char *out = NULL;
-    size_t n = 0;
-    pc_error err;
-    int st = pc_write_memory(p, &w, &out, &n, &err);
+    *json = written_text(p, PC_FORMAT_FIREFOX, NULL);
     pc_profile_free(p);
-    if (st != PC_OK)
-        return -1;
-    *json = realloc(out, n + 1);
-    (*json)[n] = 0;
-    return 0;
+    return *json ? 0 : -1;
 }
 
 TEST(perfetto_quick_path_same_as_general)
