@@ -414,19 +414,8 @@ int pf_perf_sample_quick(const uint8_t *p, const uint8_t *end, pf_perf_fields *f
 {
     memset(f, 0, sizeof *f);
     while (p < end) {
-        /* A tag of one byte: field numbers below 16 ... */
-        uint32_t tag = *p++;
-        if (tag >= 0x80) {
-            /* ... or two, for field 16 (unwind_error). */
-            if (p == end || *p != 0x01 || tag != 0x80)
-                return 0;
-            p++;
-            tag = 16 << 3;
-        }
-        if ((tag & 7) != PB_VARINT)
-            return 0;
-        uint64_t v;
-        if (!pb_varint9(&p, end, &v))
+        uint64_t tag, v;
+        if (!pb_varint9(&p, end, &tag) || (tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))
             return 0;
         switch (tag >> 3) {
         case 1: f->cpu = v; f->has_cpu = 1; break;
