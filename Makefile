@@ -8,6 +8,10 @@
 #   make install PREFIX=/usr/local   (and make uninstall; DESTDIR honoured)
 #   make LTO=1           the program optimized across files at link time (faster, slower to build)
 
+# Every core, unless -j is given: a clean build and its tests compile
+# about 300 files, 47 s on one core here and 26 s on two.
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+
 CC ?= cc
 PREFIX ?= /usr/local
 OPT ?= -O2 -g
