@@ -56,7 +56,8 @@ static void same_with_memo(const uint8_t *data, size_t size)
             continue;
         if (a.sample.n_lazy || a.sample.n_chain != b.sample.n_chain ||
             a.sample.time != b.sample.time || a.sample.error_code != b.sample.error_code ||
-            a.sample.raw_len != b.sample.raw_len || a.sample.raw_hash != b.sample.raw_hash)
+            a.sample.raw_len != b.sample.raw_len || a.sample.path != SP_NO_PATH ||
+            (a.sample.raw && memcmp(a.sample.raw, b.sample.raw, a.sample.raw_len) != 0))
             broken("samples that differ");
         const sp_entry *chain = b.sample.chain;
         if (b.sample.n_lazy) {

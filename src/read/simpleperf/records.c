@@ -16,10 +16,9 @@
 #include "base/pbwire.h"
 #include "io/source.h"
 
-/* A decoder's memo of the caller paths (a sample's entries past the leaf)
- * it has decoded without fault or unknown field, kept as their entry
- * counts by their bytes. */
-enum { MEMO_SLOTS = 1 << 13, MEMO_BYTES = 1 << 20, MEMO_MAX_RUN = 64 << 10 };
+/* The longest caller path (a sample's entries past the leaf, decoded
+ * without fault or unknown field) the reader's set keeps. */
+enum { MEMO_MAX_RUN = 64 << 10 };
 
 int sp_detect(const uint8_t *data, size_t len)
 {
@@ -48,15 +47,33 @@ int sp_open(sp_reader *r, pc_input *in, pc_error *err)
     return PC_OK;
 }
 
+pc_byteset *sp_paths(sp_reader *r)
+{
+    if (r->memo && !r->paths) {
+        r->paths = malloc(sizeof *r->paths);
+        if (!r->paths || pc_byteset_init(r->paths, SP_MAX_PATHS, SP_PATH_BYTES) < 0) {
+            if (r->paths)
+                pc_byteset_free(r->paths);
+            free(r->paths);
+            r->paths = NULL;
+            r->memo = 0;
+        }
+    }
+    return r->paths;
+}
+
 void sp_close(sp_reader *r)
 {
     sp_decoder_free(&r->dc);
+    if (r->paths) {
+        pc_byteset_free(r->paths);
+        free(r->paths);
+    }
     memset(r, 0, sizeof *r);
 }
 
 void sp_decoder_free(sp_decoder *dc)
 {
-    pc_bcache_free(&dc->memo);
     free(dc->chain);
     free(dc->strs[0]);
     free(dc->strs[1]);
@@ -269,12 +286,13 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
     const uint8_t *raw0 = NULL, *raw1 = NULL;
     int raw_ok = 1;
     size_t unknown0 = 0;
-    uint32_t n_lazy = 0;
-    uint64_t lazy_hash = 0;
+    uint32_t n_lazy = 0, path = SP_NO_PATH;
+    /* The run from the first entry past the leaf, hashed when it was
+     * looked up: its end and hash. */
+    const uint8_t *run_end = NULL;
+    uint64_t run_hash = 0;
     int use_memo = 0;
     memset(&rec->sample, 0, sizeof rec->sample);
-    if (dc->memo_on && !dc->memo.n_slots)
-        pc_bcache_init(&dc->memo, MEMO_SLOTS, MEMO_BYTES);
     for (;;) {
         /* Fast path for callchain entries, most of a sample: the tag
          * byte, a short length that fits, no pb_field. */
@@ -328,15 +346,17 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
              * it is. */
             raw0 = at;
             unknown0 = dc->unknown.count;
-            use_memo = dc->memo_on && pc_bcache_try(&dc->memo);
+            use_memo = dc->paths && pc_hitgate_try(&dc->gate);
             if (use_memo) {
                 uint32_t n;
                 const uint8_t *e = chain_run(at, pr->end, &n);
                 if (n && e - at <= MEMO_MAX_RUN) {
-                    uint64_t h = pc_hash_bytes(at, (size_t)(e - at));
-                    if (pc_bcache_find(&dc->memo, h, at, (uint32_t)(e - at), 0) == n) {
+                    run_end = e;
+                    run_hash = pc_hash_bytes(at, (size_t)(e - at));
+                    path = pc_byteset_find(dc->paths, run_hash, at, (uint32_t)(e - at));
+                    if (path != SP_NO_PATH) {
+                        pc_hitgate_found(&dc->gate);
                         n_lazy = n;
-                        lazy_hash = h;
                         raw1 = pr->p = e;
                         continue;
                     }
@@ -352,18 +372,20 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
     }
     rec->sample.chain = AS_PTR(first);
     rec->sample.n_chain = dc->n_chain - first + n_lazy;
+    rec->sample.path = SP_NO_PATH;
     if (n_lazy) {
         rec->sample.raw = raw0;
         rec->sample.raw_len = (uint32_t)(raw1 - raw0);
-        rec->sample.raw_hash = lazy_hash;
+        rec->sample.path = path;
         rec->sample.n_lazy = n_lazy;
     } else if (raw0 && raw_ok && raw1 - raw0 <= MEMO_MAX_RUN) {
         rec->sample.raw = raw0;
         rec->sample.raw_len = (uint32_t)(raw1 - raw0);
-        rec->sample.raw_hash = pc_hash_bytes(raw0, rec->sample.raw_len);
-        if (use_memo && dc->unknown.count == unknown0)
-            pc_bcache_keep(&dc->memo, rec->sample.raw_hash, raw0, rec->sample.raw_len, 0,
-                           (uint32_t)(rec->sample.n_chain - 1));
+        if (use_memo && dc->unknown.count == unknown0) {
+            /* The run looked up is most often the whole path. */
+            uint64_t h = run_end == raw1 ? run_hash : pc_hash_bytes(raw0, rec->sample.raw_len);
+            rec->sample.path = pc_byteset_add(dc->paths, h, raw0, rec->sample.raw_len);
+        }
     }
     return got;
 }
@@ -555,7 +577,7 @@ int sp_next(sp_reader *r, sp_record *rec, pc_error *err)
             return got;
         sp_decoder *dc = &r->dc;
         dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
-        dc->memo_on = r->memo;
+        dc->paths = sp_paths(r);
         int bad = sp_decode(r->in, dc, data, size, off, r->n_records, rec, err) < 0;
         sp_decoder_take_unknown(r, dc);
         if (!bad) {

@@ -38,8 +38,11 @@ typedef struct build {
     pc_thread_index threads;  /* by tid: pids come later, in Thread records */
 
     /* The stack above the leaf of each caller path built before, by the
-     * path's bytes and the unwinding error (see on_sample). */
-    pc_bcache cc;
+     * path's id (sp_record.sample.path), and the unwinding error it was
+     * built under (see on_sample); stack + 1, 0 for none. */
+    struct path_stack {
+        uint32_t stack1, unwind;
+    } *path_stack;
     sp_entry *lazy;           /* a callchain the decoder left undecoded */
     size_t lazy_cap;
 
@@ -127,13 +130,6 @@ static const char *error_name(uint32_t code, char buf[32], int full)
     return full ? name : name + 6;
 }
 
-enum { CC_SLOTS = 1 << 15, CC_BYTES = 4 << 20 };
-
-static uint64_t cc_hash(const sp_record *rec, uint32_t unwind)
-{
-    return rec->sample.raw_hash ^ pc_mix64(unwind);
-}
-
 static int on_sample(build *b, const sp_record *rec)
 {
     pc_profile *p = b->p;
@@ -162,20 +158,20 @@ static int on_sample(build *b, const sp_record *rec)
     size_t n_chain = rec->sample.n_chain;
     n_chain -= pc_depth_cut(p, n_chain);
     /* Most samples repeat a caller path seen before, the leaf's address
-     * being what varies: then the stack above the leaf is known from one
-     * lookup and a comparison of bytes, instead of a frame and a
-     * stack-tree step per entry.  It is the stack the steps would reach,
-     * as every frame and stack on the path exists already. */
-    const uint8_t *raw = rec->sample.raw;
-    int keep = n_chain >= 2 && raw && pc_bcache_try(&b->cc);
-    uint64_t hash = keep ? cc_hash(rec, unwind) : 0;
-    uint32_t known = keep ? pc_bcache_find(&b->cc, hash, raw, rec->sample.raw_len, unwind)
-                          : PC_NONE;
+     * being what varies: then the stack above the leaf is known from the
+     * path's id, instead of a frame and a stack-tree step per entry.  It
+     * is the stack the steps would reach, as every frame and stack on the
+     * path exists already.  A path is known under one unwinding error at
+     * a time, the last it was built under. */
+    uint32_t path = rec->sample.path;
+    struct path_stack *ps = n_chain >= 2 && path < SP_MAX_PATHS && b->path_stack
+                                ? &b->path_stack[path]
+                                : NULL;
     size_t i = n_chain;
-    if (known != PC_NONE) {
-        stack = known;
+    if (ps && ps->stack1 && ps->unwind == unwind) {
+        stack = ps->stack1 - 1;
         i = 1;
-        keep = 0;
+        ps = NULL;
     } else if (unwind_error) {
         sp_entry root = {0, 0, (int32_t)rec->sample.error_code, UNWIND_FRAME, 0};
         uint32_t frame = frame_of(b, &root, rec->offset);
@@ -215,8 +211,8 @@ static int on_sample(build *b, const sp_record *rec)
      * previous sample's path, mostly), frame and stack are known without
      * hashing. */
     while (i-- > 0) {
-        if (i == 0 && keep && stack != PC_NONE && !p->oom)
-            pc_bcache_keep(&b->cc, hash, raw, rec->sample.raw_len, unwind, stack);
+        if (i == 0 && ps && stack != PC_NONE && !p->oom)
+            *ps = (struct path_stack){stack + 1, unwind};
         const sp_entry *e = &chain[i];
         uint32_t last = stack == PC_NONE ? p->stack.root_child
                         : p->stack.child[stack];
@@ -256,10 +252,8 @@ static void on_record_ahead(void *ctx, const sp_record *rec)
     build *b = ctx;
     if (rec->kind != SP_SAMPLE || !rec->sample.n_chain)
         return;
-    if (rec->sample.raw && b->cc.slot) {
-        uint32_t unwind = rec->sample.has_unwind ? rec->sample.error_code : 0;
-        __builtin_prefetch(&b->cc.slot[cc_hash(rec, unwind) & (b->cc.n_slots - 1)]);
-    }
+    if (rec->sample.path < SP_MAX_PATHS && b->path_stack)
+        __builtin_prefetch(&b->path_stack[rec->sample.path]);
     if (b->fr.idx.slot) {
         pc_probe pr;
         pc_probe_start(&b->fr.idx, frame_hash(&rec->sample.chain[0]), &pr);
@@ -453,7 +447,7 @@ static void orphans_own_process(build *b)
 
 static void free_build(build *b)
 {
-    pc_bcache_free(&b->cc);
+    free(b->path_stack);
     free(b->lazy);
     free(b->fr.key);
     free(b->fr.first_off);
@@ -525,7 +519,8 @@ int pc_read_simpleperf(pc_input *in, pc_profile *p, const pc_options *o,
         return st;
     r.keep_going = o->keep_going;
     r.memo = 1;
-    pc_bcache_init(&b.cc, CC_SLOTS, CC_BYTES);
+    /* Without it, paths are built step by step. */
+    b.path_stack = calloc(SP_MAX_PATHS, sizeof *b.path_stack);
     if (o->threads == 1) {
         while ((got = sp_next(&r, &rec, err)) > 0 && (st = on_record(&b, &rec)) == PC_OK)
             ;

@@ -17,13 +17,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/bytecache.h"
+#include "base/byteset.h"
 #include "read/read.h"
 #include "model/model.h"
 #include "profconv.h"
 
 #define SP_MAGIC "SIMPLEPERF"
 #define SP_MAGIC_LEN 10
+
+/* Caller paths a reader tells apart by id (sample.path): ids are below
+ * SP_MAX_PATHS, SP_NO_PATH is none. */
+#define SP_MAX_PATHS (1u << 16)
+#define SP_PATH_BYTES ((size_t)16 << 20)
+#define SP_NO_PATH PC_BYTESET_NONE
 
 enum sp_kind {
     SP_NONE = 0,  /* a record with no member we know (a newer kind) */
@@ -63,15 +69,16 @@ typedef struct sp_record {
         /* The bytes of the callchain's entries past the leaf, as in the
          * file, when they are one run of fields of at most 64 KiB (NULL
          * otherwise: other fields between them, a longer run, fewer than
-         * two entries), and their pc_hash_bytes: equal bytes decode to the
-         * same entries, so the builder can know a caller path it has built
-         * before without looking at its entries. */
+         * two entries). */
         const uint8_t *raw;
         uint32_t raw_len;
-        uint64_t raw_hash;
-        /* With a decoder's memo: entries past the leaf left undecoded,
-         * because their bytes (raw) are those of a run the decoder has
-         * decoded before; chain then holds the leaf alone, n_chain
+        /* With the reader's caller paths (sp_reader.memo): raw's id in
+         * them, or SP_NO_PATH.  Equal bytes decode to the same entries,
+         * so the builder can know a caller path it has built before by
+         * its id, without looking at its entries. */
+        uint32_t path;
+        /* Entries past the leaf left undecoded, because raw is a caller
+         * path decoded before; chain then holds the leaf alone, n_chain
          * counts them all, and sp_decode_lazy gives the rest. */
         size_t n_lazy;
         int has_unwind;
@@ -124,11 +131,11 @@ typedef struct sp_decoder {
     sp_str *strs[2];
     size_t n_strs[2], strs_cap[2];
     sp_unknown unknown;
-    /* Set memo_on to let the decoder keep the caller paths it decodes
-     * and leave undecoded the ones it meets again (sample.n_lazy); the
-     * memo is sized at first use and freed with the decoder. */
-    int memo_on;
-    pc_bcache memo;
+    /* The caller paths to look runs up in and add them to (NULL: none),
+     * shared with the other decoders of the reader; the gate is this
+     * decoder's own. */
+    pc_byteset *paths;
+    pc_hitgate gate;
 } sp_decoder;
 
 typedef struct sp_reader {
@@ -145,9 +152,17 @@ typedef struct sp_reader {
     pc_skips skipped;
     pc_stop stop;
     sp_unknown unknown;  /* of every record so far, in file order */
-    int memo;            /* decoders get memo_on (see sp_decoder) */
+    /* Set memo before the first record to have caller paths decoded once
+     * and known again by id (sample.path, sample.n_lazy); the set is made
+     * at the first record and shared by every decoder of the reader. */
+    int memo;
+    pc_byteset *paths;
 } sp_reader;
 
+/* The reader's caller paths, made at the first call when memo is set;
+ * NULL without memo, or without the memory (samples are then decoded in
+ * full).  Call it before decoding records on other threads. */
+pc_byteset *sp_paths(sp_reader *r);
 /* True when the first bytes are simpleperf's magic. */
 int sp_detect(const uint8_t *data, size_t len);
 

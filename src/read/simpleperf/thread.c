@@ -139,7 +139,7 @@ static void decode_batch(const pipeline *q, batch *b)
     sp_decoder *dc = &b->dc;
     dc->n_chain = dc->n_strs[0] = dc->n_strs[1] = 0;
     dc->unknown.count = 0;
-    dc->memo_on = r->memo;
+    dc->paths = r->paths;
     b->n_rec = b->n_skips = 0;
     b->decode_status = PC_OK;
     if (pc_grow(&b->rec, &b->cap_rec, b->n_fr, sizeof *b->rec, 256) < 0) {
@@ -307,6 +307,8 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
     if (!q)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(r->in));
     q->r = r;
+    /* Made here, before any thread decodes with it. */
+    sp_paths(r);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     src_progress_fn report;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hashtab.h"
 #include "base/pbwire.h"
 #include "io/source.h"
 #include "read/simpleperf/simpleperf.h"
@@ -165,6 +166,12 @@ TEST(sp_memo_same_records)
         return;
     static sp_entry full[MAX_DEPTH + 1];
     size_t samples = 0, lazy = 0, lazy_extra = 0, lazy_unknown = 0, after_known = 0;
+    enum { MAX_IDS = 4096 };
+    static struct id_bytes {
+        uint32_t id;
+        uint64_t hash;
+    } ids[MAX_IDS];
+    size_t n_ids = 0, with_path = 0;
     static char plain_seen[N_PATHS][MAX_DEPTH + 1];
     for (;;) {
         sp_record a, b;
@@ -206,9 +213,24 @@ TEST(sp_memo_same_records)
             after_known++;
         if (want->way == PLAIN)
             plain_seen[want->path][want->base] = 1;
-        /* What the builder keys its stacks on: the same bytes either way. */
+        /* The caller path's bytes, the same either way; with the memo,
+         * one id for each distinct run of them, what the builder keys its
+         * stacks on. */
         T_EQ_INT(a.sample.raw_len, b.sample.raw_len);
-        T_CHECK(a.sample.raw_hash == b.sample.raw_hash);
+        T_CHECK(!a.sample.raw || memcmp(a.sample.raw, b.sample.raw, a.sample.raw_len) == 0);
+        T_CHECK(a.sample.path == SP_NO_PATH);
+        if (b.sample.path != SP_NO_PATH) {
+            T_CHECK(b.sample.raw != NULL && want->way != UNKNOWN);
+            uint64_t h = b.sample.raw ? pc_hash_bytes(b.sample.raw, b.sample.raw_len) : 0;
+            size_t k = 0;
+            while (k < n_ids && ids[k].id != b.sample.path && ids[k].hash != h)
+                k++;
+            if (k == n_ids && n_ids < MAX_IDS)
+                ids[n_ids++] = (struct id_bytes){b.sample.path, h};
+            else if (k < n_ids)
+                T_CHECK(ids[k].id == b.sample.path && ids[k].hash == h);
+            with_path++;
+        }
         T_CHECK((a.sample.raw == NULL) ==
                 (want->depth < 2 || (want->way == CUT && want->depth > 2) || want->way == TAIL));
     }
@@ -216,6 +238,7 @@ TEST(sp_memo_same_records)
     /* The memo was used; never for a run with an unknown field, and a run
      * followed by more entries was decoded after all. */
     T_CHECK(lazy > N_SAMPLES / 2);
+    T_CHECK(with_path > lazy && n_ids > N_PATHS && n_ids < MAX_IDS);
     T_EQ_INT(lazy_unknown, 0);
     T_EQ_INT(lazy_extra, 0);
     T_CHECK(after_known > 20);
