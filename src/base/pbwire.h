@@ -118,14 +118,20 @@ static inline int pb_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_
 
 /* A varint of at most 9 bytes from [*pp, end) into *v, advancing *pp:
  * 1, or 0 (nothing read) for a longer or cut-short one, which a quick
- * path then leaves to its general reader.  With 8 bytes at hand, any
- * length up to 8 is decoded without a branch per byte. */
+ * path then leaves to its general reader.  One and two bytes (ids,
+ * counts) are tried first; with 8 bytes at hand, any length up to 8 is
+ * decoded without a branch per byte. */
 static inline int pb_varint9(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
     const uint8_t *p = *pp;
     if (p < end && p[0] < 0x80) {
         *v = p[0];
         *pp = p + 1;
+        return 1;
+    }
+    if (end - p >= 2 && p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
         return 1;
     }
     if (end - p >= 8) {
