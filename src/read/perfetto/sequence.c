@@ -644,7 +644,15 @@ int pf_callstack_frames(pf_reader *r, pf_seq *s, pf_interned *t, uint32_t i, uin
         return -1;
     }
     for (uint32_t k = cut; k < c->n_frames; k++) {
-        uint32_t f = callstack_frame(r, s, iid, t->pool[c->frame0 + k], partial);
+        /* Most frames of a new callstack were resolved for an earlier one:
+         * what frame_of finds first, without the call. */
+        uint64_t fiid = t->pool[c->frame0 + k];
+        pf_entry *e = pf_interned_entry(&s->local, PF_FRAME, fiid);
+        if (!e)
+            e = pf_interned_entry(&s->it, PF_FRAME, fiid);
+        uint32_t f = e && e->res != PF_UNRESOLVED
+                         ? e->res
+                         : callstack_frame(r, s, iid, fiid, partial);
         if (f == PC_NONE)
             return -1;
         r->chain[k - cut] = f;
