@@ -77,6 +77,28 @@ uint64_t pc_hash_bytes(const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint64_t h = pc_hash_key() ^ len;
+    if (len >= 32) {
+        /* Four lanes, whose multiplications do not wait on each other:
+         * long strings (simpleperf's caller paths) hash at several times
+         * the speed of one chain. */
+        uint64_t a = h, b = h ^ 0x9e3779b97f4a7c15ULL, c = h ^ 0xbf58476d1ce4e5b9ULL,
+                 d = h ^ 0x94d049bb133111ebULL;
+        do {
+            uint64_t w[4];
+            memcpy(w, p, 32);
+            a = (a ^ w[0]) * 0xff51afd7ed558ccdULL;
+            b = (b ^ w[1]) * 0xff51afd7ed558ccdULL;
+            c = (c ^ w[2]) * 0xff51afd7ed558ccdULL;
+            d = (d ^ w[3]) * 0xff51afd7ed558ccdULL;
+            a ^= a >> 29;
+            b ^= b >> 29;
+            c ^= c >> 29;
+            d ^= d >> 29;
+            p += 32;
+            len -= 32;
+        } while (len >= 32);
+        h = pc_mix64(a) ^ pc_mix64(b + 1) * 3 ^ pc_mix64(c + 2) * 5 ^ pc_mix64(d + 3) * 7;
+    }
     while (len >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
