@@ -322,6 +322,9 @@ uint32_t pc_func(pc_profile *p, uint32_t name, uint32_t res);
 uint32_t pc_add_frame(pc_profile *p, uint32_t func, uint64_t addr,
                       uint8_t cat, uint8_t exec);
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame);
+/* Fetches into the cache what pc_stack(p, prefix, frame) will look at
+ * first, for a caller that knows a few steps ahead; changes nothing. */
+void pc_stack_prefetch(const pc_profile *p, uint32_t prefix, uint32_t frame);
 uint32_t pc_add_thread(pc_profile *p, int64_t pid, int64_t tid, uint32_t name);
 /* The name of code no symbol names, kept apart by address: the file name
  * of path[0..n) and the address, "libfoo.so+0x1a2b" ("0x1a2b" without a

@@ -203,6 +203,21 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
     return found;
 }
 
+void pc_stack_prefetch(const pc_profile *p, uint32_t prefix, uint32_t frame)
+{
+    const pc_stree *t = &p->stack;
+    if (t->frozen || prefix >= t->n)
+        return;
+    if (!t->lean)
+        __builtin_prefetch(&t->child[prefix]);
+    __builtin_prefetch(&t->head[prefix]);
+    if (t->idx.slot) {
+        pc_probe pr;
+        pc_probe_start(&t->idx, stack_key(prefix, frame), &pr);
+        __builtin_prefetch(&t->idx.slot[pr.i]);
+    }
+}
+
 uint32_t pc_stack(pc_profile *p, uint32_t prefix, uint32_t frame)
 {
     if (p->oom)

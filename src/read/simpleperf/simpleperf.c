@@ -244,21 +244,49 @@ static int on_sample(build *b, const sp_record *rec)
     return p->oom ? nomem(b) : PC_OK;
 }
 
-/* What on_sample will look up first for rec, fetched into the cache
- * while the records before it are built: the slot of its caller path and
- * that of its leaf's frame. */
-static void on_record_ahead(void *ctx, const sp_record *rec)
+/* The frame of e if there is one yet, without adding it. */
+static uint32_t frame_find(const build *b, const sp_entry *e)
+{
+    if (!b->fr.idx.slot)
+        return PC_NONE;
+    pc_probe pr;
+    pc_probe_start(&b->fr.idx, frame_hash(e), &pr);
+    for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
+        if (key_is(&b->fr.key[id], e))
+            return id;
+    return PC_NONE;
+}
+
+/* What on_sample will look up for rec, fetched into the cache while the
+ * records before it are built.  Stage 0: the slot of its caller path and
+ * that of its leaf's frame.  Stage 1, some records later, with those in
+ * the cache: where the stack tree keeps the leaf's step under the caller
+ * path's stack (on generated recordings, where most leaves are new
+ * steps, that step is a miss or two in tables of 500k stacks). */
+static void on_record_ahead(void *ctx, const sp_record *rec, int stage)
 {
     build *b = ctx;
     if (rec->kind != SP_SAMPLE || !rec->sample.n_chain)
         return;
-    if (rec->sample.path < SP_MAX_PATHS && b->path_stack)
-        __builtin_prefetch(&b->path_stack[rec->sample.path]);
-    if (b->fr.idx.slot) {
-        pc_probe pr;
-        pc_probe_start(&b->fr.idx, frame_hash(&rec->sample.chain[0]), &pr);
-        __builtin_prefetch(&b->fr.idx.slot[pr.i]);
+    const struct path_stack *ps = rec->sample.path < SP_MAX_PATHS && b->path_stack
+                                      ? &b->path_stack[rec->sample.path]
+                                      : NULL;
+    if (stage == 0) {
+        if (ps)
+            __builtin_prefetch(ps);
+        if (b->fr.idx.slot) {
+            pc_probe pr;
+            pc_probe_start(&b->fr.idx, frame_hash(&rec->sample.chain[0]), &pr);
+            __builtin_prefetch(&b->fr.idx.slot[pr.i]);
+        }
+        return;
     }
+    uint32_t unwind = rec->sample.has_unwind ? rec->sample.error_code : 0;
+    if (!ps || !ps->stack1 || ps->unwind != unwind)
+        return;
+    uint32_t frame = frame_find(b, &rec->sample.chain[0]);
+    if (frame != PC_NONE)
+        pc_stack_prefetch(b->p, ps->stack1 - 1, frame);
 }
 
 static int on_file(build *b, const sp_record *rec)

@@ -221,9 +221,11 @@ const char *sp_error_code_name(uint32_t code);
  * valid only during the call.  Without a second thread to be had,
  * decodes on this one. */
 typedef int (*sp_record_fn)(void *ctx, const sp_record *rec);
-/* ahead (may be NULL) is shown each record a few records before fn gets
- * it, to fetch into the cache what fn will look up; it changes nothing. */
-typedef void (*sp_ahead_fn)(void *ctx, const sp_record *rec);
+/* ahead (may be NULL) is shown each record twice before fn gets it,
+ * stage 0 then stage 1, a few records apart, to fetch into the cache
+ * what fn will look up (what stage 0 fetched lets stage 1 find the next
+ * address); it changes nothing. */
+typedef void (*sp_ahead_fn)(void *ctx, const sp_record *rec, int stage);
 int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahead, void *ctx,
                      pc_error *err);
 

@@ -43,7 +43,7 @@ enum {
     BATCH_BYTES = 512 << 10,
     MAX_HELPERS = 15,
     LOOKAHEAD = 2,
-    AHEAD = 8,          /* records between ahead() and fn() */
+    AHEAD = 8,          /* records between the stages of ahead(), and before fn() */
 };
 
 enum { EMPTY, FRAMING, FRAMED, DECODING, DECODED };
@@ -267,13 +267,17 @@ static int build(pipeline *q, batch *b, sp_record_fn fn, sp_ahead_fn ahead, void
     sp_reader *r = q->r;
     int st = PC_OK;
     size_t s = 0;
+    for (size_t k = 0; ahead && k < 2 * AHEAD && k < b->n_rec; k++)
+        ahead(ctx, &b->rec[k], 0);
     for (size_t k = 0; ahead && k < AHEAD && k < b->n_rec; k++)
-        ahead(ctx, &b->rec[k]);
+        ahead(ctx, &b->rec[k], 1);
     for (size_t k = 0; k < b->n_rec && st == PC_OK; k++) {
         for (; s < b->n_skips && b->skips[s].before == k; s++)
             pc_skips_add(&r->skipped, &b->skips[s].err);
+        if (ahead && k + 2 * AHEAD < b->n_rec)
+            ahead(ctx, &b->rec[k + 2 * AHEAD], 0);
         if (ahead && k + AHEAD < b->n_rec)
-            ahead(ctx, &b->rec[k + AHEAD]);
+            ahead(ctx, &b->rec[k + AHEAD], 1);
         st = fn(ctx, &b->rec[k]);
     }
     if (st != PC_OK)
