@@ -89,17 +89,25 @@ static uint64_t kth_smallest(uint64_t *d, size_t n, size_t k)
     return d[k];
 }
 
+/* What pick() looks at beside the sample: whether any frame is an off-CPU
+ * one, without which no sample's leaf need be read (a cache miss a
+ * sample in a big stack table). */
+typedef struct pick_ctx {
+    const pc_profile *p;
+    int offcpu_frames;
+} pick_ctx;
+
 /* The median of the values that pick() gives for each sample (0: none),
  * taken over an evenly spread subset: as good as the exact one for a
  * nominal interval, and the sorting work stays bounded.  0 when no sample
  * gives one. */
-static inline uint64_t median_of(const pc_profile *p,
-                                 uint64_t (*pick)(const pc_profile *, size_t))
+static inline uint64_t median_of(const pick_ctx *c, uint64_t (*pick)(const pick_ctx *, size_t))
 {
     enum { MAX_KEPT = 1 << 16 };
+    const pc_profile *p = c->p;
     size_t count = 0, n = 0;
     for (size_t i = 0; i < p->sample.n; i++)
-        count += pick(p, i) != 0;
+        count += pick(c, i) != 0;
     if (!count)
         return 0;
     size_t step = count / MAX_KEPT + 1, skip = 0;
@@ -108,7 +116,7 @@ static inline uint64_t median_of(const pc_profile *p,
         return 0;
     /* Every step-th value: the first, then step - 1 passed over. */
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint64_t v = pick(p, i);
+        uint64_t v = pick(c, i);
         if (v && skip-- == 0) {
             d[n++] = v;
             skip = step - 1;
@@ -119,19 +127,27 @@ static inline uint64_t median_of(const pc_profile *p,
     return median;
 }
 
-/* The period of an on-CPU sample of a clock event. */
-static uint64_t clock_period(const pc_profile *p, size_t i)
+/* The period of an on-CPU sample of a clock event (pc_sample_offcpu
+ * tells off-CPU ones: an off-CPU event, or an off-CPU leaf frame). */
+static uint64_t clock_period(const pick_ctx *c, size_t i)
 {
+    const pc_profile *p = c->p;
     uint16_t e = pc_sample_event(p, i);
-    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || pc_sample_weight(p, i) <= 0 ||
-        pc_sample_offcpu(p, i))
+    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || p->event.offcpu[e])
         return 0;
-    return (uint64_t)pc_sample_weight(p, i);
+    int64_t w = pc_sample_weight(p, i);
+    if (w <= 0)
+        return 0;
+    uint32_t s = p->sample.stack[i];
+    if (c->offcpu_frames && s != PC_NONE && p->frame.cat[p->stack.frame[s]] == PC_CAT_OFFCPU)
+        return 0;
+    return (uint64_t)w;
 }
 
 /* The time since the previous sample of the same thread (grouped samples). */
-static uint64_t sample_gap(const pc_profile *p, size_t i)
+static uint64_t sample_gap(const pick_ctx *c, size_t i)
 {
+    const pc_profile *p = c->p;
     if (i == 0 || p->sample.thread[i] != p->sample.thread[i - 1] ||
         p->sample.time[i] <= p->sample.time[i - 1])
         return 0;
@@ -142,9 +158,12 @@ uint64_t pc_interval_ns(const pc_profile *p)
 {
     /* A clock event's period is the interval the recording asked for;
      * gaps between samples are longer wherever threads slept. */
-    uint64_t v = median_of(p, clock_period);
+    pick_ctx c = {p, 0};
+    for (size_t f = 0; f < p->frame.n && !c.offcpu_frames; f++)
+        c.offcpu_frames = p->frame.cat[f] == PC_CAT_OFFCPU;
+    uint64_t v = median_of(&c, clock_period);
     if (!v && p->sample.first)
-        v = median_of(p, sample_gap);
+        v = median_of(&c, sample_gap);
     return v ? v : 1000000;
 }
 
