@@ -265,16 +265,23 @@ static int deobfuscate(pf_reader *r, deobf *d, uint32_t f, uint32_t name, uint32
 
 enum { KIND_KERNEL = 2, KIND_INTERPRETED = 3, KIND_JIT = 4, KIND_SYNTHETIC = 0xff };
 
-static void categorize(pf_reader *r, uint32_t f, const char *map, size_t n)
+/* map_cat: the category of each mapping's path, as pc_category_of gives
+ * it, worked out once a mapping (-1 until then; a frame without a
+ * mapping has the path ""). */
+static void categorize(pf_reader *r, uint32_t f, int8_t *map_cat)
 {
     pc_profile *p = r->p;
     uint8_t kind = r->fr.kind[f];
+    uint32_t map = r->fr.map[f];
     int cat, exec = PC_EXEC_NATIVE;
+    if (kind != KIND_SYNTHETIC && kind != KIND_KERNEL && map != PC_NONE && map_cat[map] < 0)
+        map_cat[map] = (int8_t)pc_category_of(pc_str(&p->str, r->map.name[map]),
+                                              pc_str_len(&p->str, r->map.name[map]));
     if (kind == KIND_SYNTHETIC) {
         cat = PC_CAT_OTHER;
     } else if (kind == KIND_KERNEL) {
         cat = PC_CAT_KERNEL;
-    } else if ((cat = pc_category_of(map, n)) == PC_CAT_JIT) {
+    } else if ((cat = map == PC_NONE ? pc_category_of("", 0) : map_cat[map]) == PC_CAT_JIT) {
         exec = PC_EXEC_JIT;
     } else {
         if (kind == KIND_JIT) {
@@ -340,8 +347,16 @@ static int name_frames(pf_reader *r, const symbols *sy, deobf *d)
     int any_inline = 0, st = 0;
     in.first = calloc(nf + 1, sizeof *in.first);
     in.count = calloc(nf + 1, sizeof *in.count);
-    if (!in.first || !in.count)
+    /* Frames share their mappings and, many of them, their names: each
+     * mapping is categorized once and each name demangled once (demangled
+     * names are 1 + their id by the mangled one's, 0 until known). */
+    int8_t *map_cat = malloc(r->map.n + 1);
+    size_t n_dm = p->str.n;
+    uint32_t *dm_of = calloc(n_dm + 1, sizeof *dm_of);
+    if (!in.first || !in.count || !map_cat || !dm_of)
         st = -1;
+    if (map_cat)
+        memset(map_cat, -1, r->map.n + 1);
     for (size_t f = 0; st == 0 && f < nf; f++) {
         uint32_t map = r->fr.map[f];
         uint32_t res = map == PC_NONE ? nameless : r->map.res[map];
@@ -349,23 +364,27 @@ static int name_frames(pf_reader *r, const symbols *sy, deobf *d)
             st = -1;
             break;
         }
-        const char *ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
-        size_t mn = map == PC_NONE ? 0 : pc_str_len(&p->str, r->map.name[map]);
         /* Native names come mangled; trace_processor shows them
          * demangled, and so do we unless asked not to. */
         for (size_t k = 0; !r->o->mangled && k < names.n; k++) {
-            char *dm = pc_demangle(pc_str(&p->str, names.v[k]));
+            uint32_t sid = names.v[k];
+            if (sid < n_dm && dm_of[sid]) {
+                names.v[k] = dm_of[sid] - 1;
+                continue;
+            }
+            char *dm = pc_demangle(pc_str(&p->str, sid));
             if (dm) {
                 names.v[k] = pc_intern_cstr(p, dm);
                 free(dm);
             }
+            if (sid < n_dm && names.v[k] != PC_NONE)
+                dm_of[sid] = names.v[k] + 1;
         }
         if (p->oom) {
             st = -1;
             break;
         }
-        ms = map == PC_NONE ? "" : pc_str(&p->str, r->map.name[map]);
-        categorize(r, (uint32_t)f, ms, mn);
+        categorize(r, (uint32_t)f, map_cat);
         p->frame.func[f] = pc_func(p, names.v[0], res);
         for (size_t k = 1; k < names.n; k++)
             if (pc_inline_add(p, &in, (uint32_t)f, pc_func(p, names.v[k], res)) == PC_NONE) {
@@ -380,6 +399,8 @@ static int name_frames(pf_reader *r, const symbols *sy, deobf *d)
     free(in.count);
     free(in.frames);
     free(names.v);
+    free(map_cat);
+    free(dm_of);
     return st < 0 || p->oom ? -1 : 0;
 }
 
