@@ -56,6 +56,10 @@ typedef struct build {
     } files;
     uint32_t *syms;
     size_t nsyms, symcap;
+    /* Each file's resource + 1 and category + 1 (0: not yet worked out),
+     * for the frames that share it (resolve_frames). */
+    uint32_t *file_res1;
+    int8_t *file_cat1;
 
     int have_meta;
     size_t unknown_kinds;         /* records of a kind this reader does not know */
@@ -390,6 +394,10 @@ static int resolve_frames(build *b)
     pc_profile *p = b->p;
     char name[64];
     uint32_t no_file = PC_NONE;
+    b->file_res1 = calloc(b->files.n + 1, sizeof *b->file_res1);
+    b->file_cat1 = calloc(b->files.n + 1, sizeof *b->file_cat1);
+    if (!b->file_res1 || !b->file_cat1)
+        return nomem(b);
     for (size_t id = 0; id < b->fr.n; id++) {
         pc_probe pr;
         uint32_t fi = PC_NONE;
@@ -455,10 +463,17 @@ static int resolve_frames(build *b)
         }
         if (p->oom)
             return nomem(b);
-        /* Interning may have moved the arena: take the path again. */
-        path_s = pc_str(&p->str, path);
-        p->frame.func[id] = pc_func(p, fname, pc_resource(p, path));
-        p->frame.cat[id] = (uint8_t)pc_category_of(path_s, path_len);
+        if (!b->file_res1[fi]) {
+            uint32_t res = pc_resource(p, path);
+            if (res == PC_NONE)
+                return nomem(b);
+            /* Interning may have moved the arena: take the path again. */
+            path_s = pc_str(&p->str, path);
+            b->file_res1[fi] = res + 1;
+            b->file_cat1[fi] = (int8_t)(pc_category_of(path_s, path_len) + 1);
+        }
+        p->frame.func[id] = pc_func(p, fname, b->file_res1[fi] - 1);
+        p->frame.cat[id] = (uint8_t)(b->file_cat1[fi] - 1);
     }
     return p->oom ? nomem(b) : PC_OK;
 }
@@ -488,6 +503,8 @@ static void free_build(build *b)
     free(b->files.off);
     pc_htab_free(&b->files.idx);
     free(b->syms);
+    free(b->file_res1);
+    free(b->file_cat1);
 }
 
 static int on_record_strict(build *b, const sp_record *rec);
