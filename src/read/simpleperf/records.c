@@ -175,7 +175,7 @@ static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
         uint64_t v;
         const uint8_t *q = p + 1;
         if ((tag != 0x08 && tag != 0x10 && tag != 0x18 && tag != 0x20) ||
-            pb_varint_fast(&q, end, &v) != PB_OK)
+            !pb_varint9(&q, end, &v))
             break;
         if (tag == 0x08)
             e->vaddr = v;
@@ -190,6 +190,8 @@ static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
         p = q;
     }
     pr->p = p;
+    if (p == end)
+        return 0;
     while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
         switch (f.number) {
         case 1: e->vaddr = f.value; break;
@@ -294,15 +296,29 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
     int use_memo = 0;
     memset(&rec->sample, 0, sizeof rec->sample);
     for (;;) {
-        /* Fast path for callchain entries, most of a sample: the tag
-         * byte, a short length that fits, no pb_field. */
-        const uint8_t *q = pr->p, *at = q;
+        /* Fast paths for callchain entries, most of a sample (the tag
+         * byte, a short length that fits, no pb_field), and for its
+         * one-byte-tag varints. */
+        const uint8_t *at = pr->p, *q = at < pr->end ? at + 1 : at;
+        uint8_t tag = at < pr->end ? *at : 0;
         uint64_t len;
-        if (q < pr->end && *q++ == 0x1a && pb_varint_fast(&q, pr->end, &len) == PB_OK &&
+        if (tag == 0x1a && pb_varint_fast(&q, pr->end, &len) == PB_OK &&
             len <= (uint64_t)(pr->end - q)) {
             f.data = q;
             f.len = (size_t)len;
             pr->p = q + len;
+        } else if ((tag == 0x08 || tag == 0x10 || tag == 0x20 || tag == 0x28) &&
+                   pb_varint9(&q, pr->end, &len)) {
+            /* The sample's varints as simpleperf writes them: what the
+             * switch below does with them, without the general reader. */
+            switch (tag) {
+            case 0x08: rec->sample.time = len; break;
+            case 0x10: rec->sample.tid = (int32_t)(uint32_t)len; break;
+            case 0x20: rec->sample.event_count = len; break;
+            default: rec->sample.event_type_id = (uint32_t)len; break;
+            }
+            pr->p = q;
+            continue;
         } else if ((got = next_field(d, pr, &f, expect, sizeof expect)) <= 0) {
             break;
         } else if (f.number != 3) {
