@@ -95,6 +95,7 @@ static uint64_t kth_smallest(uint64_t *d, size_t n, size_t k)
 typedef struct pick_ctx {
     const pc_profile *p;
     int offcpu_frames;
+    const uint8_t *clock;  /* per event: an on-CPU event counted in ns */
 } pick_ctx;
 
 /* The median of the values that pick() gives for each sample (0: none),
@@ -133,7 +134,8 @@ static uint64_t clock_period(const pick_ctx *c, size_t i)
 {
     const pc_profile *p = c->p;
     uint16_t e = pc_sample_event(p, i);
-    if (e >= p->event.n || p->event.unit[e] != PC_UNIT_NS || p->event.offcpu[e])
+    if (e >= p->event.n ||
+        (c->clock ? !c->clock[e] : p->event.unit[e] != PC_UNIT_NS || p->event.offcpu[e]))
         return 0;
     int64_t w = pc_sample_weight(p, i);
     if (w <= 0)
@@ -158,10 +160,18 @@ uint64_t pc_interval_ns(const pc_profile *p)
 {
     /* A clock event's period is the interval the recording asked for;
      * gaps between samples are longer wherever threads slept. */
-    pick_ctx c = {p, 0};
-    for (size_t f = 0; f < p->frame.n && !c.offcpu_frames; f++)
+    uint8_t *clock = malloc(p->event.n + 1);
+    pick_ctx c = {p, 0, clock};
+    int any_clock = !clock;  /* without the table, looked for sample by sample */
+    for (size_t e = 0; clock && e < p->event.n; e++) {
+        clock[e] = p->event.unit[e] == PC_UNIT_NS && !p->event.offcpu[e];
+        any_clock |= clock[e];
+    }
+    for (size_t f = 0; any_clock && f < p->frame.n && !c.offcpu_frames; f++)
         c.offcpu_frames = p->frame.cat[f] == PC_CAT_OFFCPU;
-    uint64_t v = median_of(&c, clock_period);
+    uint64_t v = any_clock ? median_of(&c, clock_period) : 0;
+    free(clock);
+    c.clock = NULL;
     if (!v && p->sample.first)
         v = median_of(&c, sample_gap);
     return v ? v : 1000000;
