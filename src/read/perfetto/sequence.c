@@ -147,11 +147,46 @@ static int push_pool(pf_reader *r, void *ctx, uint64_t v)
     return pf_interned_pool_push(ctx, v) < 0 ? pf_nomem(r) : PC_OK;
 }
 
+/* A Frame of varint fields 1 to 7 alone, read in one pass (each field a
+ * call or three in the general reader, and a new callstack brings new
+ * frames): 1 with *rec and *iid, 0 for another shape or an unusual
+ * encoding (a function name given as a string, a ten-byte varint, an
+ * unknown field), which the general reader then reads. */
+static int quick_frame(const uint8_t *p, const uint8_t *end, pf_frame_rec *rec, uint64_t *iid)
+{
+    memset(rec, 0, sizeof *rec);
+    *iid = 0;
+    while (p < end) {
+        uint8_t tag = *p++;
+        uint64_t v;
+        if ((tag & 7) != PB_VARINT || tag < 0x08 || tag > 0x38 || !pb_varint9(&p, end, &v))
+            return 0;
+        switch (tag >> 3) {
+        case 1: *iid = v; break;
+        case 2: rec->name_iid = v; rec->has_name = 1; break;
+        case 3: rec->mapping_iid = v; break;
+        case 4: rec->rel_pc = v; break;
+        case 7: rec->kind = v < 7 ? (uint8_t)v : 0; break;
+        }
+    }
+    return 1;
+}
+
 int pf_on_frame(pf_reader *r, pb_reader *pr, pf_interned *t)
 {
     static const uint8_t ex[] = {ANY, V, V, V, V, V, V, V, L};
     pb_field f;
     int got;
+    pf_frame_rec quick;
+    uint64_t quick_iid;
+    if (quick_frame(pr->p, pr->end, &quick, &quick_iid)) {
+        uint32_t k = pf_interned_new_frame(t);
+        if (k == PC_NONE)
+            return pf_nomem(r);
+        t->frames[k] = quick;
+        pr->p = pr->end;
+        return put(t, PF_FRAME, quick_iid, k) < 0 ? pf_nomem(r) : PC_OK;
+    }
     uint32_t i = pf_interned_new_frame(t);
     if (i == PC_NONE)
         return pf_nomem(r);

@@ -1,8 +1,9 @@
-/* The quick paths for traced_perf sample packets (packet.c, quick_packet)
- * and interned callstacks (sequence.c, quick_callstack) against the
- * general ones: every sample packet below is written twice, once as it
- * is and once with unknown fields (in the packet, and in each Callstack
- * it defines) that the quick paths leave to the general ones, and the two
+/* The quick paths for traced_perf sample packets (packet.c, quick_packet),
+ * interned callstacks and frames (sequence.c, quick_callstack,
+ * quick_frame) against the general ones: every sample packet below is
+ * written twice, once as it is and once with unknown fields (in the
+ * packet, and in each Callstack and Frame it defines) that the quick
+ * paths leave to the general ones, and the two
  * traces must convert to the same profile, messages and all, on one
  * thread and on two (the samples are enough to start the second thread
  * of pipe.c). */
@@ -25,7 +26,7 @@ enum {
     V_UNKNOWN_SAMPLE_FIELD, V_COUNT_ONLY, V_BARE, V_CPU_BEYOND, V_NO_CPU, V_LONG_TID,
     V_WIDE_PID, V_UNDEFINED_CALLSTACK, V_STATE_NEEDED, V_NEW_SEQUENCE, V_NO_TIME,
     V_NEW_CALLSTACK, V_NEW_PACKED, V_NEW_IID_LAST, V_NEW_EMPTY, V_NEW_LONG_FRAME,
-    V_COUNT
+    V_NEW_FRAME, V_NEW_FRAME_KIND, V_COUNT
 };
 
 /* A varint written in n bytes, its value v (n at least what v needs). */
@@ -80,6 +81,20 @@ static void sample_of(pb_buf *b, int v, uint64_t k)
 static void new_callstack(pb_buf *b, int v, uint64_t k, int forced)
 {
     size_t in = pb_begin(b, PFE_INTERNED);
+    if (v == V_NEW_FRAME || v == V_NEW_FRAME_KIND) {
+        /* Frame 100 + k, of a function of the first packet, which the
+         * callstack below has second; with forced, an unknown field. */
+        size_t fr = pb_begin(b, PFE_FRAMES);
+        if (v == V_NEW_FRAME_KIND)
+            pb_uint(b, 7, k % 4);  /* kind: none, user, kernel, interpreted */
+        pb_uint(b, 4, 0x40 + k);
+        pb_uint(b, 2, 1 + k % 3);
+        pb_uint(b, 1, 100 + k);
+        pb_uint(b, 5, 3);  /* a field the readers pass over */
+        if (forced)
+            pb_uint(b, 9, 1);
+        pb_end(b, fr);
+    }
     size_t cs = pb_begin(b, PFE_CALLSTACKS);
     if (v != V_NEW_IID_LAST)
         pb_uint(b, 1, 1000 + k);
@@ -91,7 +106,9 @@ static void new_callstack(pb_buf *b, int v, uint64_t k, int forced)
         pb_end(b, m);
     }
     for (size_t i = 0; v != V_NEW_PACKED && i < n; i++) {
-        if (v == V_NEW_LONG_FRAME && i == 1) {
+        if ((v == V_NEW_FRAME || v == V_NEW_FRAME_KIND) && i == 1) {
+            pb_uint(b, 2, 100 + k);
+        } else if (v == V_NEW_LONG_FRAME && i == 1) {
             /* A frame iid in ten bytes: left to the general reader. */
             pb_tag(b, 2, PB_VARINT);
             padded_varint(b, 1 + (k + i * i) % 3, 10);
