@@ -43,6 +43,11 @@ typedef struct build {
     struct path_stack {
         uint32_t stack1, unwind;
     } *path_stack;
+    /* Of the last samples, LEAF_WINDOW at a time: how many stepped to
+     * their leaf other than by the stack's last child, and so whether
+     * that step is fetched ahead. */
+    uint32_t leaf_seen, leaf_steps;
+    int fetch_leaf;
     sp_entry *lazy;           /* a callchain the decoder left undecoded */
     size_t lazy_cap;
 
@@ -70,6 +75,8 @@ typedef struct build {
     uint32_t max_event;           /* largest event_type_id among them */
     uint64_t max_event_off;
 } build;
+
+enum { LEAF_WINDOW = 4096 };
 
 static int nomem(build *b)
 {
@@ -227,10 +234,18 @@ static int on_sample(build *b, const sp_record *rec)
                 continue;
             }
         }
+        if (i == 0)
+            b->leaf_steps++;
         uint32_t frame = frame_of(b, e, rec->offset);
         if (frame == PC_NONE)
             return nomem(b);
         stack = pc_stack(p, stack, frame);
+    }
+    /* Whether the leaf's step is worth fetching ahead (on_record_ahead):
+     * where it is mostly the stack's last child, the fetch only costs. */
+    if (++b->leaf_seen == LEAF_WINDOW) {
+        b->fetch_leaf = b->leaf_steps > LEAF_WINDOW / 8;
+        b->leaf_seen = b->leaf_steps = 0;
     }
     /* A count past INT64_MAX is held there, not read as negative. */
     pc_add_sample(p, thread, rec->sample.time, stack,
@@ -286,7 +301,7 @@ static void on_record_ahead(void *ctx, const sp_record *rec, int stage)
         return;
     }
     uint32_t unwind = rec->sample.has_unwind ? rec->sample.error_code : 0;
-    if (!ps || !ps->stack1 || ps->unwind != unwind)
+    if (!b->fetch_leaf || !ps || !ps->stack1 || ps->unwind != unwind)
         return;
     uint32_t frame = frame_find(b, &rec->sample.chain[0]);
     if (frame != PC_NONE)
