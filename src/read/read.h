@@ -49,6 +49,13 @@ const char *pc_not_ours(const uint8_t *data, size_t len, int before_readers);
 typedef struct pc_thread_index {
     pc_htab idx;
     int by_tid;
+    /* The threads found last, by tid's low bits (id + 1, 0: none): samples
+     * mostly come from a few threads, which then cost no hashing.  A
+     * thread's pid and tid never change, so an entry stays right. */
+    struct pc_thread_hot {
+        int64_t pid, tid;
+        uint32_t id1;
+    } hot[8];
 } pc_thread_index;
 
 /* The thread (pid, tid) of p, made with no name when new.  PC_NONE when

@@ -2,6 +2,7 @@
  * the counts of what keep_going skipped. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "read/read.h"
@@ -12,7 +13,20 @@ static uint64_t thread_key(const pc_thread_index *ix, int64_t pid, int64_t tid)
                       : pc_mix64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)pid);
 }
 
+static uint32_t thread_find(pc_thread_index *ix, pc_profile *p, int64_t pid, int64_t tid);
+
 uint32_t pc_thread_find(pc_thread_index *ix, pc_profile *p, int64_t pid, int64_t tid)
+{
+    struct pc_thread_hot *h = &ix->hot[(uint64_t)tid & 7];
+    if (h->id1 && h->tid == tid && (ix->by_tid || h->pid == pid))
+        return h->id1 - 1;
+    uint32_t id = thread_find(ix, p, pid, tid);
+    if (id != PC_NONE)
+        *h = (struct pc_thread_hot){pid, tid, id + 1};
+    return id;
+}
+
+static uint32_t thread_find(pc_thread_index *ix, pc_profile *p, int64_t pid, int64_t tid)
 {
     pc_probe pr;
     if (pc_htab_reserve(&ix->idx, p->thread.n + 1) < 0) {
@@ -32,6 +46,7 @@ uint32_t pc_thread_find(pc_thread_index *ix, pc_profile *p, int64_t pid, int64_t
 void pc_thread_index_free(pc_thread_index *ix)
 {
     pc_htab_free(&ix->idx);
+    memset(ix->hot, 0, sizeof ix->hot);
 }
 
 void pc_name_unnamed_threads(pc_profile *p)
