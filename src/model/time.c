@@ -98,39 +98,9 @@ typedef struct pick_ctx {
     const uint8_t *clock;  /* per event: an on-CPU event counted in ns */
 } pick_ctx;
 
-/* The median of the values that pick() gives for each sample (0: none),
- * taken over an evenly spread subset: as good as the exact one for a
- * nominal interval, and the sorting work stays bounded.  0 when no sample
- * gives one. */
-static inline uint64_t median_of(const pick_ctx *c, uint64_t (*pick)(const pick_ctx *, size_t))
-{
-    enum { MAX_KEPT = 1 << 16 };
-    const pc_profile *p = c->p;
-    size_t count = 0, n = 0;
-    for (size_t i = 0; i < p->sample.n; i++)
-        count += pick(c, i) != 0;
-    if (!count)
-        return 0;
-    size_t step = count / MAX_KEPT + 1, skip = 0;
-    uint64_t *d = malloc((count / step + 1) * sizeof *d);
-    if (!d)
-        return 0;
-    /* Every step-th value: the first, then step - 1 passed over. */
-    for (size_t i = 0; i < p->sample.n; i++) {
-        uint64_t v = pick(c, i);
-        if (v && skip-- == 0) {
-            d[n++] = v;
-            skip = step - 1;
-        }
-    }
-    uint64_t median = kth_smallest(d, n, n / 2);
-    free(d);
-    return median;
-}
-
 /* The period of an on-CPU sample of a clock event (pc_sample_offcpu
  * tells off-CPU ones: an off-CPU event, or an off-CPU leaf frame). */
-static uint64_t clock_period(const pick_ctx *c, size_t i)
+static inline uint64_t clock_period(const pick_ctx *c, size_t i)
 {
     const pc_profile *p = c->p;
     uint16_t e = pc_sample_event(p, i);
@@ -147,13 +117,50 @@ static uint64_t clock_period(const pick_ctx *c, size_t i)
 }
 
 /* The time since the previous sample of the same thread (grouped samples). */
-static uint64_t sample_gap(const pick_ctx *c, size_t i)
+static inline uint64_t sample_gap(const pick_ctx *c, size_t i)
 {
     const pc_profile *p = c->p;
     if (i == 0 || p->sample.thread[i] != p->sample.thread[i - 1] ||
         p->sample.time[i] <= p->sample.time[i - 1])
         return 0;
     return p->sample.time[i] - p->sample.time[i - 1];
+}
+
+enum { CLOCK_PERIOD, SAMPLE_GAP };
+
+static inline uint64_t pick(const pick_ctx *c, int what, size_t i)
+{
+    return what == CLOCK_PERIOD ? clock_period(c, i) : sample_gap(c, i);
+}
+
+/* The median of the values that pick() gives for each sample (0: none),
+ * taken over an evenly spread subset: as good as the exact one for a
+ * nominal interval, and the sorting work stays bounded.  0 when no sample
+ * gives one. */
+static uint64_t median_of(const pick_ctx *c, int what)
+{
+    enum { MAX_KEPT = 1 << 16 };
+    const pc_profile *p = c->p;
+    size_t count = 0, n = 0;
+    for (size_t i = 0; i < p->sample.n; i++)
+        count += pick(c, what, i) != 0;
+    if (!count)
+        return 0;
+    size_t step = count / MAX_KEPT + 1, skip = 0;
+    uint64_t *d = malloc((count / step + 1) * sizeof *d);
+    if (!d)
+        return 0;
+    /* Every step-th value: the first, then step - 1 passed over. */
+    for (size_t i = 0; i < p->sample.n; i++) {
+        uint64_t v = pick(c, what, i);
+        if (v && skip-- == 0) {
+            d[n++] = v;
+            skip = step - 1;
+        }
+    }
+    uint64_t median = kth_smallest(d, n, n / 2);
+    free(d);
+    return median;
 }
 
 uint64_t pc_interval_ns(const pc_profile *p)
@@ -169,11 +176,11 @@ uint64_t pc_interval_ns(const pc_profile *p)
     }
     for (size_t f = 0; any_clock && f < p->frame.n && !c.offcpu_frames; f++)
         c.offcpu_frames = p->frame.cat[f] == PC_CAT_OFFCPU;
-    uint64_t v = any_clock ? median_of(&c, clock_period) : 0;
+    uint64_t v = any_clock ? median_of(&c, CLOCK_PERIOD) : 0;
     free(clock);
     c.clock = NULL;
     if (!v && p->sample.first)
-        v = median_of(&c, sample_gap);
+        v = median_of(&c, SAMPLE_GAP);
     return v ? v : 1000000;
 }
 
