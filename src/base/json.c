@@ -153,19 +153,24 @@ static void put_ms(jw *w, uint64_t ns, int negative)
     size_t n = number_start(w, p);
     if (negative)
         p[n++] = '-';
-    n += put_u64(p + n, ns / 1000000);
-    uint32_t frac = (uint32_t)(ns % 1000000);
+    uint64_t ms = ns / 1000000;
+    uint32_t frac = (uint32_t)(ns - ms * 1000000);
+    /* Most times and weights here are gaps and periods of a few ms. */
+    if (ms < 10)
+        p[n++] = (uint8_t)('0' + ms);
+    else
+        n += put_u64(p + n, ms);
     if (frac) {
-        /* Six digits, then the trailing zeros dropped. */
-        p[n] = '.';
+        /* Six digits, two at a time, then the trailing zeros dropped: a
+         * pair of them, then one. */
+        uint32_t hi = frac / 10000, rest = frac % 10000, mid = rest / 100, low = rest % 100;
         uint8_t *q = p + n + 1;
-        for (int i = 0; i < 6; i += 2) {
-            unsigned d = (frac / (i == 0 ? 10000u : i == 2 ? 100u : 1u)) % 100 * 2;
-            q[i] = (uint8_t)pairs[d];
-            q[i + 1] = (uint8_t)pairs[d + 1];
-        }
-        size_t digits = 6;
-        while (q[digits - 1] == '0')
+        p[n] = '.';
+        memcpy(q, pairs + 2 * hi, 2);
+        memcpy(q + 2, pairs + 2 * mid, 2);
+        memcpy(q + 4, pairs + 2 * low, 2);
+        size_t digits = low ? 6 : mid ? 4 : 2;
+        if (q[digits - 1] == '0')
             digits--;
         n += 1 + digits;
     }

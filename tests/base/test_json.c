@@ -2,6 +2,7 @@
  * milliseconds with each count of fraction digits, and the separators
  * they come with after keys and inside arrays. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,52 @@ TEST(json_ms_shortest_exact_decimal)
         T_EQ_STR(s, "{\"a\":0,\"b\":[0.000001,0.00001,0.00012,0.001,0.0105,0.1,1,1.5,"
                     "123.456789,1000000.000123,18446744073709.551615,-2.5,"
                     "-9223372036854.775808,0.000003],\"c\":5}");
+    free(s);
+}
+
+/* Values of every length, with every count of trailing zeros. */
+static uint64_t ms_value(uint64_t k)
+{
+    uint64_t x = k * 0x9e3779b97f4a7c15ULL;
+    x ^= x >> 29;
+    static const uint64_t scale[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 1000};
+    return (x >> (k % 50)) / scale[k % 8] * scale[(k / 8) % 8];
+}
+
+enum { MS_VALUES = 20000 };
+
+static void many_millis(jw *w)
+{
+    jw_arr(w);
+    for (uint64_t k = 0; k < MS_VALUES; k++)
+        jw_ms(w, ms_value(k));
+    jw_arr_end(w);
+}
+
+TEST(json_ms_matches_reference_for_many_values)
+{
+    char *s = written(many_millis);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    const char *at = s + 1;
+    for (uint64_t k = 0; k < MS_VALUES; k++) {
+        uint64_t v = ms_value(k);
+        char want[48];
+        int n = snprintf(want, sizeof want, "%llu.%06llu", (unsigned long long)(v / 1000000),
+                         (unsigned long long)(v % 1000000));
+        while (want[n - 1] == '0')
+            want[--n] = 0;
+        if (want[n - 1] == '.')
+            want[--n] = 0;
+        size_t len = strcspn(at, ",]");
+        if (len != (size_t)n || memcmp(at, want, len) != 0) {
+            t_fail(__FILE__, __LINE__, "value %llu: got %.*s, want %s", (unsigned long long)v,
+                   (int)len, at, want);
+            break;
+        }
+        at += len + 1;
+    }
     free(s);
 }
 
