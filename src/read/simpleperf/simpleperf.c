@@ -263,24 +263,23 @@ static int on_sample(build *b, const sp_record *rec)
     return p->oom ? nomem(b) : PC_OK;
 }
 
-/* The frame of e if there is one yet, without adding it. */
-static uint32_t frame_find(const build *b, const sp_entry *e)
+/* The frame of e, most likely, if there is one yet: the first whose
+ * hash slot matches, its key not read (a guess is enough to fetch by,
+ * and the key would be a cache miss of its own). */
+static uint32_t frame_guess(const build *b, const sp_entry *e)
 {
     if (!b->fr.idx.slot)
         return PC_NONE;
     pc_probe pr;
     pc_probe_start(&b->fr.idx, frame_hash(e), &pr);
-    for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
-        if (key_is(&b->fr.key[id], e))
-            return id;
-    return PC_NONE;
+    return pc_probe_next(&b->fr.idx, &pr);
 }
 
 /* What on_sample will look up for rec, fetched into the cache while the
  * records before it are built.  Stage 0: the slot of its caller path and
  * that of its leaf's frame.  Stage 1, some records later, with those in
- * the cache: where the stack tree keeps the leaf's step under the caller
- * path's stack (on generated recordings, where most leaves are new
+ * the cache: the leaf frame's key, and where the stack tree keeps the
+ * leaf's step under the caller path's stack (on generated recordings, where most leaves are new
  * steps, that step is a miss or two in tables of 500k stacks). */
 static void on_record_ahead(void *ctx, const sp_record *rec, int stage)
 {
@@ -303,9 +302,11 @@ static void on_record_ahead(void *ctx, const sp_record *rec, int stage)
     uint32_t unwind = rec->sample.has_unwind ? rec->sample.error_code : 0;
     if (!b->fetch_leaf || !ps || !ps->stack1 || ps->unwind != unwind)
         return;
-    uint32_t frame = frame_find(b, &rec->sample.chain[0]);
-    if (frame != PC_NONE)
+    uint32_t frame = frame_guess(b, &rec->sample.chain[0]);
+    if (frame != PC_NONE) {
+        __builtin_prefetch(&b->fr.key[frame]);
         pc_stack_prefetch(b->p, ps->stack1 - 1, frame);
+    }
 }
 
 static int on_file(build *b, const sp_record *rec)
