@@ -17,8 +17,11 @@ int pc_byteset_init(pc_byteset *s, uint32_t max_strings, size_t max_bytes)
 {
     memset(s, 0, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
+    /* Offsets into the bytes are 32 bits. */
     if (max_strings > 1u << 30)
         max_strings = 1u << 30;
+    if (max_bytes > UINT32_MAX)
+        max_bytes = UINT32_MAX;
     size_t slots = 16;
     while (slots < 2 * (size_t)max_strings)
         slots *= 2;

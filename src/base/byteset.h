@@ -38,7 +38,7 @@ typedef struct pc_byteset {
 } pc_byteset;
 
 /* Sizes the set for max_strings strings (at most 2^30) and max_bytes of
- * them; pages are taken as strings come.  Returns 0, or -1 without
+ * them (at most 4 GiB); pages are taken as strings come.  Returns 0, or -1 without
  * memory (s is then empty and pc_byteset_free may still be called). */
 int pc_byteset_init(pc_byteset *s, uint32_t max_strings, size_t max_bytes);
 void pc_byteset_free(pc_byteset *s);

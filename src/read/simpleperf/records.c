@@ -174,8 +174,9 @@ static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
         uint8_t tag = *p;
         uint64_t v;
         const uint8_t *q = p + 1;
+        /* A symbol_id of -1 (unknown code) is a ten-byte varint. */
         if ((tag != 0x08 && tag != 0x10 && tag != 0x18 && tag != 0x20) ||
-            !pb_varint9(&q, end, &v))
+            (!pb_varint9(&q, end, &v) && pb_varint_fast(&q, end, &v) != PB_OK))
             break;
         if (tag == 0x08)
             e->vaddr = v;
