@@ -335,6 +335,10 @@ static tally check(const prog *g, const pc_profile *p, int offsets, int expect_s
             continue;
         for (size_t j = 0; j < n; j++) {
             const char *got = s.text[idx[j]];
+            /* A sample can land where no tool has a name (a PLT stub the
+             * program calls through): not a frame to compare. */
+            if (strcmp(want[j], "??") == 0)
+                continue;
             t.frames++;
             if (strstr(got, ".so+0x") || strstr(got, "app+0x"))
                 t.unnamed++;
