@@ -98,14 +98,19 @@ typedef struct pick_ctx {
     const uint8_t *clock;  /* per event: an on-CPU event counted in ns */
 } pick_ctx;
 
+/* Whether event e is an on-CPU event counted in ns: a clock. */
+static int is_clock(const pc_profile *p, size_t e)
+{
+    return p->event.unit[e] == PC_UNIT_NS && !p->event.offcpu[e];
+}
+
 /* The period of an on-CPU sample of a clock event (pc_sample_offcpu
  * tells off-CPU ones: an off-CPU event, or an off-CPU leaf frame). */
 static inline uint64_t clock_period(const pick_ctx *c, size_t i)
 {
     const pc_profile *p = c->p;
     uint16_t e = pc_sample_event(p, i);
-    if (e >= p->event.n ||
-        (c->clock ? !c->clock[e] : p->event.unit[e] != PC_UNIT_NS || p->event.offcpu[e]))
+    if (e >= p->event.n || !(c->clock ? c->clock[e] : is_clock(p, e)))
         return 0;
     int64_t w = pc_sample_weight(p, i);
     if (w <= 0)
@@ -171,7 +176,7 @@ uint64_t pc_interval_ns(const pc_profile *p)
     pick_ctx c = {p, 0, clock};
     int any_clock = !clock;  /* without the table, looked for sample by sample */
     for (size_t e = 0; clock && e < p->event.n; e++) {
-        clock[e] = p->event.unit[e] == PC_UNIT_NS && !p->event.offcpu[e];
+        clock[e] = (uint8_t)is_clock(p, e);
         any_clock |= clock[e];
     }
     for (size_t f = 0; any_clock && f < p->frame.n && !c.offcpu_frames; f++)

@@ -279,8 +279,9 @@ static uint32_t frame_guess(const build *b, const sp_entry *e)
  * records before it are built.  Stage 0: the slot of its caller path and
  * that of its leaf's frame.  Stage 1, some records later, with those in
  * the cache: the leaf frame's key, and where the stack tree keeps the
- * leaf's step under the caller path's stack (on generated recordings, where most leaves are new
- * steps, that step is a miss or two in tables of 500k stacks). */
+ * leaf's step under the caller path's stack (on generated recordings,
+ * where most leaves are new steps, that step is a miss or two in tables
+ * of 500k stacks). */
 static void on_record_ahead(void *ctx, const sp_record *rec, int stage)
 {
     build *b = ctx;
