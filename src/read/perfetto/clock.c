@@ -3,11 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t pf_clock_key(uint32_t id, uint32_t seq)
-{
-    return id >= 64 && id < 128 ? (uint64_t)seq << 32 | id : id;
-}
-
 static pf_clock_edge *edge(pf_clocks *c, uint64_t from, uint64_t to)
 {
     for (size_t i = 0; i < c->n_edges; i++)
@@ -67,7 +62,7 @@ int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t
 
 /* One hop: the snapshot with the largest source time not after t (the
  * last of equal ones), else the first. */
-static uint64_t hop(pf_clock_edge *e, uint64_t t)
+static uint64_t hop(pf_clock_edge *e, uint64_t t, size_t *used)
 {
     size_t best = 0;
     /* Snapshot i is the hop's when t is at or after it and before the
@@ -97,6 +92,7 @@ static uint64_t hop(pf_clock_edge *e, uint64_t t)
             }
     }
 #undef HOP_AT
+    *used = best;
     return t - e->ts_from[best] + e->ts_to[best];
 }
 
@@ -143,9 +139,20 @@ static int find_path(const pf_clocks *c, uint64_t key, uint32_t *hops)
 
 int pf_clocks_convert(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out)
 {
+    return pf_clocks_convert_span(c, key, t, out, NULL);
+}
+
+int pf_clocks_convert_span(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out,
+                           pf_clock_span *span)
+{
     *out = t;
-    if (key == c->trace_clock)
+    if (span)
+        *span = (pf_clock_span){0, 0};
+    if (key == c->trace_clock) {
+        if (span)
+            *span = (pf_clock_span){0, UINT64_MAX};
         return 0;
+    }
     /* Chains found for another trace clock lead elsewhere. */
     if (c->trace_clock_of_paths != c->trace_clock) {
         memset(c->paths, 0, sizeof c->paths);
@@ -176,9 +183,18 @@ int pf_clocks_convert(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out)
     if (len < 0)
         return -1;
     uint64_t v = t;
+    size_t used = 0;
     for (int k = 0; k < len; k++)
-        v = hop(&c->edges[hops[k]], v);
+        v = hop(&c->edges[hops[k]], v, &used);
     *out = v;
+    if (span && len == 1 && !c->edges[hops[0]].unsorted) {
+        /* The times that pick the same snapshot: from it (or from 0 for
+         * the first, which earlier times use too) to the next one. */
+        const pf_clock_edge *e = &c->edges[hops[0]];
+        uint64_t lo = used ? e->ts_from[used] : 0;
+        uint64_t hi = used + 1 < e->n ? e->ts_from[used + 1] : UINT64_MAX;
+        *span = (pf_clock_span){lo, hi - lo};
+    }
     return 0;
 }
 

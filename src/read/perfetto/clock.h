@@ -59,7 +59,10 @@ typedef struct pf_clocks {
 } pf_clocks;
 
 /* The key of clock id seen on sequence seq (ids 64-127 are per sequence). */
-uint64_t pf_clock_key(uint32_t id, uint32_t seq);
+static inline uint64_t pf_clock_key(uint32_t id, uint32_t seq)
+{
+    return id >= 64 && id < 128 ? (uint64_t)seq << 32 | id : id;
+}
 
 /* Adds one snapshot: n (clock key, time in ns) pairs.  Returns 0, or -1
  * when out of memory. */
@@ -68,6 +71,17 @@ int pf_clocks_add(pf_clocks *c, const uint64_t *keys, const uint64_t *ts, size_t
 /* Converts t on clock key to trace time.  Returns 0, or -1 when no chain
  * of snapshots joins the clocks (*out is then t unchanged). */
 int pf_clocks_convert(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out);
+
+/* The times u with u - from < len (unsigned) that convert as t did, by the
+ * same difference, while no snapshot is added: len is 0 where that is not
+ * known (a chain of more than one hop, snapshots out of order). */
+typedef struct pf_clock_span {
+    uint64_t from, len;
+} pf_clock_span;
+
+/* pf_clocks_convert, and *span (when not NULL) for t. */
+int pf_clocks_convert_span(pf_clocks *c, uint64_t key, uint64_t t, uint64_t *out,
+                           pf_clock_span *span);
 
 void pf_clocks_free(pf_clocks *c);
 

@@ -15,19 +15,38 @@ static uint64_t unit_of(const pf_reader *r, uint64_t key)
 /* Converts t on clock id (sequence seq) to trace time.  Returns 0, or -1
  * when no snapshots join the clocks (a trace without any snapshot keeps
  * its times as they are). */
-int pf_to_trace_time(pf_reader *r, uint32_t id, uint32_t seq, uint64_t t, uint64_t *out)
+/* pf_to_trace_time, and into s->tc (when s is not NULL) the span of times
+ * that convert by the same difference. */
+static int to_trace_time(pf_reader *r, pf_seq *s, uint32_t id, uint32_t seq, uint64_t t,
+                         uint64_t *out)
 {
     uint64_t key = pf_clock_key(id, seq);
     uint64_t mult = unit_of(r, key);
     if (mult != 1)
         t *= mult;
-    if (pf_clocks_convert(&r->clocks, key, t, out) == 0)
+    pf_clock_span span;
+    if (pf_clocks_convert_span(&r->clocks, key, t, out, &span) == 0) {
+        if (s) {
+            s->tc.key = key;
+            s->tc.mult = mult;
+            s->tc.delta = *out - t;
+            s->tc.span = span;
+            s->tc.trace_clock = r->clocks.trace_clock;
+            s->tc.snapshots = r->clocks.n_snapshots;
+            s->tc.units = r->units.n;
+        }
         return 0;
+    }
     if (r->clocks.n_snapshots == 0) {
         *out = t;
         return 0;
     }
     return -1;
+}
+
+int pf_to_trace_time(pf_reader *r, uint32_t id, uint32_t seq, uint64_t t, uint64_t *out)
+{
+    return to_trace_time(r, NULL, id, seq, t, out);
 }
 
 int pf_on_clock_snapshot(pf_reader *r, pb_reader *pr, uint32_t seq)
@@ -99,12 +118,22 @@ int pf_on_clock_snapshot(pf_reader *r, pb_reader *pr, uint32_t seq)
 
 int pf_packet_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t)
 {
-    if (pk->has_clock)
-        return pf_to_trace_time(r, pk->clock_id, s->id, pk->ts, t);
-    if (s->has_clock)
-        return pf_to_trace_time(r, s->clock_id, s->id, pk->ts, t);
-    *t = pk->ts;
-    return 0;
+    if (!pk->has_clock && !s->has_clock) {
+        *t = pk->ts;
+        return 0;
+    }
+    uint32_t id = pk->has_clock ? pk->clock_id : s->clock_id;
+    /* As the conversion before, while no snapshot or unit came since. */
+    if (s->tc.span.len && s->tc.key == pf_clock_key(id, s->id) &&
+        s->tc.snapshots == r->clocks.n_snapshots && s->tc.units == r->units.n &&
+        s->tc.trace_clock == r->clocks.trace_clock) {
+        uint64_t v = pk->ts * s->tc.mult;
+        if (v - s->tc.span.from < s->tc.span.len) {
+            *t = v + s->tc.delta;
+            return 0;
+        }
+    }
+    return to_trace_time(r, s, id, s->id, pk->ts, t);
 }
 
 int pf_sample_time(pf_reader *r, pf_seq *s, const pf_packet *pk, uint64_t *t)

@@ -98,6 +98,16 @@ typedef struct pf_seq {
     int64_t running;         /* ns on CLOCK_MONOTONIC */
     uint64_t next_index;     /* expected ProfilePacket.index */
     uint64_t dump_offset;    /* where the current dump began */
+    /* The last conversion of a packet time to trace time: packets of a
+     * sequence mostly use one clock and fall between the same two
+     * snapshots, and then convert by the same difference. */
+    struct {
+        uint64_t key, mult, delta;
+        pf_clock_span span;      /* len 0: nothing kept */
+        /* What the clocks were then: */
+        uint64_t trace_clock;
+        size_t snapshots, units;
+    } tc;
     pf_interned it;          /* InternedData */
     pf_interned local;       /* ProfilePacket's own tables (Android Q) */
     /* The perf session's follower events (PerfSampleDefaults.followers):

@@ -125,3 +125,63 @@ TEST(perfetto_clock_remembered_snapshot_matches_a_scan)
     T_CHECK(n == 12000);
     pf_clocks_free(&c);
 }
+
+/* A sequence's packets convert by the span of times the last conversion
+ * gave (pf_clocks_convert_span): every time in it must convert as the
+ * scan does, by the one difference, both ends included; the span must
+ * end at the next snapshot, or what lies past it would convert wrongly
+ * once a later one is used.  A chain of two hops and snapshots out of
+ * order give no span. */
+TEST(perfetto_clock_span_converts_as_a_scan)
+{
+    rng_state = 777;
+    pf_clocks c;
+    memset(&c, 0, sizeof c);
+    c.trace_clock = PF_CLOCK_BOOTTIME;
+    uint64_t keys[2] = {PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME};
+    for (int i = 0; i < 200; i++) {
+        uint64_t at = (uint64_t)(i - (i % 5 == 4)) * 1000 + 100;
+        uint64_t ts[2] = {at, at * 3 + (uint64_t)i};
+        T_EQ_INT(pf_clocks_add(&c, keys, ts, 2), 0);
+    }
+    const pf_clock_edge *e = find_edge(&c, PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME);
+    T_CHECK(e != NULL);
+    if (!e)
+        return;
+    size_t same = 0, n = 0, spans = 0;
+    for (int k = 0; k < 3000; k++) {
+        uint64_t t = rnd() % 202000, out;
+        pf_clock_span sp;
+        T_EQ_INT(pf_clocks_convert_span(&c, PF_CLOCK_MONOTONIC, t, &out, &sp), 0);
+        spans += sp.len > 0 && t - sp.from < sp.len;
+        uint64_t d = out - t, last = sp.from + (sp.len - 1);
+        uint64_t probe[4] = {sp.from, last, sp.from + rnd() % sp.len, t};
+        for (int j = 0; j < 4; j++, n++)
+            same += probe[j] + d == ref_hop(e, probe[j]);
+        /* The time after the span is the next snapshot's. */
+        if (last != UINT64_MAX - 1) {
+            n++;
+            same += e->ts_from[0] <= last + 1 && ref_hop(e, last + 1) != last + 1 + d;
+        }
+    }
+    T_EQ_INT(spans, 3000);
+    T_EQ_INT(same, n);
+    /* The trace clock itself: every time, unchanged. */
+    uint64_t out;
+    pf_clock_span sp;
+    T_EQ_INT(pf_clocks_convert_span(&c, PF_CLOCK_BOOTTIME, 5, &out, &sp), 0);
+    T_CHECK(out == 5 && sp.from == 0 && sp.len == UINT64_MAX);
+    /* Two hops: no span, the time still converted. */
+    uint64_t keys2[2] = {PF_CLOCK_REALTIME, PF_CLOCK_MONOTONIC};
+    uint64_t ts2[2] = {10000, 500};
+    T_EQ_INT(pf_clocks_add(&c, keys2, ts2, 2), 0);
+    e = find_edge(&c, PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME);
+    T_EQ_INT(pf_clocks_convert_span(&c, PF_CLOCK_REALTIME, 10100, &out, &sp), 0);
+    T_CHECK(sp.len == 0 && out == ref_hop(e, 600));
+    /* A snapshot out of order: no span. */
+    uint64_t ts3[2] = {150, 7};
+    T_EQ_INT(pf_clocks_add(&c, keys, ts3, 2), 0);
+    T_EQ_INT(pf_clocks_convert_span(&c, PF_CLOCK_MONOTONIC, 160, &out, &sp), 0);
+    T_CHECK(sp.len == 0 && out == 160 - 150 + 7);
+    pf_clocks_free(&c);
+}
