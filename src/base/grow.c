@@ -7,7 +7,7 @@
 
 #include "base/grow.h"
 
-int pc_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+int pc_grow_to(void *items, size_t *cap, size_t need, size_t size, size_t first)
 {
     if (need <= *cap)
         return 0;

@@ -7,8 +7,14 @@
 /* Makes room for need items of size bytes in the array that items points
  * to (a T ** for an array of T, with *cap items allocated), doubling its
  * capacity from first.  Returns 0, or -1 when out of memory or the size
- * overflows; then the array and *cap are as they were. */
-int pc_grow(void *items, size_t *cap, size_t need, size_t size, size_t first);
+ * overflows; then the array and *cap are as they were.  Inline where
+ * there is room already: decoders call it once an item. */
+int pc_grow_to(void *items, size_t *cap, size_t need, size_t size, size_t first);
+
+static inline int pc_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+{
+    return need <= *cap ? 0 : pc_grow_to(items, cap, need, size, first);
+}
 
 /* Asks the system to map the pages of bytes [from, to) of the block at
  * base now, in one call, rather than one fault at a time as they are
