@@ -16,8 +16,8 @@ void pc_merged_free(pc_merged *m)
     free(m->gf_cat);
     free(m->gf_sub);
     free(m->gs_of_stack);
-    free(m->gs_prefix);
-    free(m->gs_frame);
+    free(m->own_prefix);
+    free(m->own_frame);
     memset(m, 0, sizeof *m);
 }
 
@@ -121,18 +121,24 @@ int pc_merge(const pc_profile *p, pc_merged *m)
     int none = ok ? merges_none(p, m) : -1;
     if (none < 0)
         ok = 0;
-    if (none == 1) {
+    if (none == 1 && ns) {
+        /* The model's stacks are the merged ones: its prefixes are read
+         * where they are, and so are its frames where each frame is a
+         * merged one of its own (merged frames are numbered in the order
+         * frames first give one, so then the numbers are the same). */
         m->n_gs = ns;
-        m->gs_prefix = malloc((ns + 1) * sizeof *m->gs_prefix);
-        m->gs_frame = malloc((ns + 1) * sizeof *m->gs_frame);
-        if (!m->gs_prefix || !m->gs_frame) {
+        m->gs_prefix = p->stack.prefix;
+        if (m->n_gf == nf) {
+            m->gs_frame = p->stack.frame;
+            return 0;
+        }
+        if (!(m->own_frame = malloc(ns * sizeof *m->own_frame))) {
             pc_merged_free(m);
             return -1;
         }
-        if (ns)
-            memcpy(m->gs_prefix, p->stack.prefix, ns * sizeof *m->gs_prefix);
         for (size_t s = 0; s < ns; s++)
-            m->gs_frame[s] = m->gf_of_frame[p->stack.frame[s]];
+            m->own_frame[s] = m->gf_of_frame[p->stack.frame[s]];
+        m->gs_frame = m->own_frame;
         return 0;
     }
     /* Model stacks come parents first, so each prefix is mapped already. */
@@ -155,14 +161,16 @@ int pc_merge(const pc_profile *p, pc_merged *m)
         m->gs_of_stack[s] = g;
     }
     /* The tree's node columns are the merged stacks; the rest goes. */
-    m->gs_prefix = tree.prefix;
-    m->gs_frame = tree.frame;
+    m->gs_prefix = m->own_prefix = tree.prefix;
+    m->gs_frame = m->own_frame = tree.frame;
     m->n_gs = tree.n;
     tree.prefix = tree.frame = NULL;
     if (ok && (!m->gs_prefix || !m->gs_frame)) {
         /* No stacks at all: empty columns still, for the writers. */
-        m->gs_prefix = malloc(sizeof *m->gs_prefix);
-        m->gs_frame = malloc(sizeof *m->gs_frame);
+        free(m->own_prefix);
+        free(m->own_frame);
+        m->gs_prefix = m->own_prefix = malloc(sizeof *m->own_prefix);
+        m->gs_frame = m->own_frame = malloc(sizeof *m->own_frame);
         ok = m->gs_prefix && m->gs_frame;
     }
     pc_stree_free(&tree);
@@ -297,18 +305,6 @@ static int cmp_id(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
-}
-
-void pc_sort_ids(uint32_t *ids, size_t n, const uint32_t *mark, size_t universe)
-{
-    if (n * 8 < universe) {
-        pc_qsort(ids, n, sizeof *ids, cmp_id);
-        return;
-    }
-    size_t k = 0;
-    for (size_t g = 0; g < universe && k < n; g++)
-        if (mark[g] != PC_NONE)
-            ids[k++] = (uint32_t)g;
 }
 
 void pc_sort_stamped(uint32_t *ids, size_t n, const uint32_t *stamp_of, uint32_t stamp,

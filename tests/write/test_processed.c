@@ -8,6 +8,7 @@
 #include "corpus.h"
 #include "fixtures.h"
 #include "gecko_valid.h"
+#include "hand_profile.h"
 #include "jsonmini.h"
 #include "processed_valid.h"
 #include "t.h"
@@ -382,4 +383,70 @@ TEST(processed_validator)
         T_CONTAINS(msg, faults[i].where);
         free(text);
     }
+}
+
+/* Sample i's stack in thread 0, as "root;...;leaf" from the shared
+ * tables (a prefix offset of 0 is a root). */
+static void sample_path(const jv *root, size_t i, char *out, size_t cap)
+{
+    const jv *sh = j_get(root, "shared"), *st = j_get(sh, "stackTable");
+    const jv *fr = j_get(j_get(sh, "frameTable"), "func");
+    const jv *fn = j_get(j_get(sh, "funcTable"), "name");
+    long long k = j_int(j_at(j_get(j_get(j_at(j_get(root, "threads"), 0), "samples"), "stack"), i));
+    const char *names[16];
+    size_t n = 0;
+    for (long long guard = 0; k >= 0 && n < 16 && guard < 16; guard++) {
+        long long f = j_int(j_at(j_get(st, "frame"), (size_t)k));
+        names[n++] = string_at(root, j_at(fn, (size_t)j_int(j_at(fr, (size_t)f))));
+        long long off = j_int(j_at(j_get(st, "prefixOffset"), (size_t)k));
+        k = off ? k - off : -1;
+    }
+    out[0] = 0;
+    while (n--) {
+        size_t used = strlen(out);
+        snprintf(out + used, cap - used, "%s%s", used ? ";" : "", names[n] ? names[n] : "?");
+    }
+}
+
+/* The stack table holds the stacks samples reach and no others, parents
+ * first: where a filter left some unreached (a kept list of them), and
+ * where every stack is reached and no frames merge (then the writer reads
+ * the model's own columns). */
+TEST(processed_stack_table_keeps_reached_stacks)
+{
+    static const hand_sample gap[] = {{"T", "a;b;c", 1}, {"T", "a;x;y", 1}, {"T", "a;d", 1}};
+    pc_profile *p = hand_profile(gap, 3, PC_UNIT_NS, NULL);
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    static const uint8_t keep[] = {1, 0, 1};
+    pc_keep_samples(p, keep);
+    jv *root = written(p, PC_FORMAT_FIREFOX);
+    pc_profile_free(p);
+    if (!root)
+        return;
+    char path[128];
+    T_EQ_INT(j_int(j_get(j_get(j_get(root, "shared"), "stackTable"), "length")), 4);
+    sample_path(root, 0, path, sizeof path);
+    T_EQ_STR(path, "a;b;c");
+    sample_path(root, 1, path, sizeof path);
+    T_EQ_STR(path, "a;d");
+    j_free(root);
+
+    static const hand_sample all[] = {{"T", "p;q", 1}, {"T", "r;s;t", 1}, {"T", "u", 1}};
+    p = hand_profile(all, 3, PC_UNIT_NS, NULL);
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    root = written(p, PC_FORMAT_FIREFOX);
+    pc_profile_free(p);
+    if (!root)
+        return;
+    T_EQ_INT(j_int(j_get(j_get(j_get(root, "shared"), "stackTable"), "length")), 6);
+    static const char *const want[] = {"p;q", "r;s;t", "u"};
+    for (size_t i = 0; i < 3; i++) {
+        sample_path(root, i, path, sizeof path);
+        T_EQ_STR(path, want[i]);
+    }
+    j_free(root);
 }
