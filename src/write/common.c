@@ -118,27 +118,16 @@ int pc_merge(const pc_profile *p, pc_merged *m)
     /* Where frames differ only in address along paths that never meet
      * again, the worst case for memory, no stacks merge: the second tree
      * and the map would be two thirds of the conversion's peak. */
-    int none = ok ? merges_none(p, m) : -1;
+    /* Stacks only merge where frames do: two model frames that are one
+     * merged frame under one prefix. */
+    int none = !ok ? -1 : m->n_gf == nf ? 1 : merges_none(p, m);
     if (none < 0)
         ok = 0;
     if (none == 1 && ns) {
-        /* The model's stacks are the merged ones: its prefixes are read
-         * where they are, and so are its frames where each frame is a
-         * merged one of its own (merged frames are numbered in the order
-         * frames first give one, so then the numbers are the same). */
+        /* The model's stacks are the merged ones, read where they are. */
         m->n_gs = ns;
         m->gs_prefix = p->stack.prefix;
-        if (m->n_gf == nf) {
-            m->gs_frame = p->stack.frame;
-            return 0;
-        }
-        if (!(m->own_frame = malloc(ns * sizeof *m->own_frame))) {
-            pc_merged_free(m);
-            return -1;
-        }
-        for (size_t s = 0; s < ns; s++)
-            m->own_frame[s] = m->gf_of_frame[p->stack.frame[s]];
-        m->gs_frame = m->own_frame;
+        m->gs_model_frame = p->stack.frame;
         return 0;
     }
     /* Model stacks come parents first, so each prefix is mapped already. */

@@ -150,7 +150,7 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
         !u->srcs)
         return -1;
     for (size_t k = 0; k < u->n_stacks; k++) {
-        uint32_t f = m->gs_frame[stack_at(u, k)];
+        uint32_t f = pc_gs_frame(m, stack_at(u, k));
         if (u->frame_idx[f] == PC_NONE) {
             u->frame_idx[f] = (uint32_t)u->n_frames;
             u->frames[u->n_frames++] = f;
@@ -300,7 +300,7 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_key(w, "frame");
     jw_col_begin(w, JW_SLAB_I32);
     for (size_t k = 0; k < u->n_stacks; k++)
-        jw_col_int(w, u->frame_idx[m->gs_frame[stack_at(u, k)]]);
+        jw_col_int(w, u->frame_idx[pc_gs_frame(m, stack_at(u, k))]);
     jw_col_end(w);
     jw_key(w, "prefixOffset");
     jw_col_begin(w, JW_SLAB_I32);

@@ -93,7 +93,7 @@ static void local_collect(local *l, const pc_profile *p, const pc_merged *m,
      * parents before children. */
     pc_sort_stamped(l->stacks, l->n_stacks, l->stack_stamp, stamp, m->n_gs);
     for (size_t k = 0; k < l->n_stacks; k++) {
-        uint32_t g = l->stacks[k], f = m->gs_frame[g];
+        uint32_t g = l->stacks[k], f = pc_gs_frame(m, g);
         l->stack_idx[g] = (uint32_t)k;
         if (l->frame_stamp[f] != stamp) {
             l->frame_stamp[f] = stamp;
@@ -160,7 +160,7 @@ static void write_tables(jw *w, const pc_profile *p, const pc_merged *m,
             jw_null(w);
         else
             jw_uint(w, l->stack_idx[m->gs_prefix[g]]);
-        jw_uint(w, l->frame_idx[m->gs_frame[g]]);
+        jw_uint(w, l->frame_idx[pc_gs_frame(m, g)]);
         jw_arr_end(w);
     }
     jw_arr_end(w);

@@ -35,10 +35,13 @@ typedef struct pc_merged {
     /* model stack -> merged stack; NULL when each model stack is a merged
      * stack of its own, with the same id (read it with pc_gs_of) */
     uint32_t *gs_of_stack;
-    /* Where no frames and no stacks merge, the model's own columns (the
-     * worst case for memory: 27.8M stacks, 222 MB for the two copies);
-     * else own_prefix and own_frame. */
-    const uint32_t *gs_prefix, *gs_frame;
+    /* Merged stacks' prefixes and frames (read the frames with
+     * pc_gs_frame).  Where no stacks merge, the model's own columns (the
+     * worst case for memory, 27.8M stacks, took 222 MB for two copies):
+     * its frames then become merged ones through gf_of_frame (gs_frame
+     * NULL); else the columns of a tree of their own, in own_prefix and
+     * own_frame. */
+    const uint32_t *gs_prefix, *gs_frame, *gs_model_frame;
     uint32_t *own_prefix, *own_frame;
     size_t n_gs;
 } pc_merged;
@@ -46,6 +49,11 @@ typedef struct pc_merged {
 static inline uint32_t pc_gs_of(const pc_merged *m, uint32_t stack)
 {
     return m->gs_of_stack ? m->gs_of_stack[stack] : stack;
+}
+
+static inline uint32_t pc_gs_frame(const pc_merged *m, uint32_t g)
+{
+    return m->gs_frame ? m->gs_frame[g] : m->gf_of_frame[m->gs_model_frame[g]];
 }
 
 int pc_merge(const pc_profile *p, pc_merged *m);

@@ -46,7 +46,7 @@ TEST(merge_without_merging_keeps_stack_ids)
     for (uint32_t s = 0; s < 4; s++) {
         T_EQ_INT(pc_gs_of(&m, s), s);
         T_EQ_INT(m.gs_prefix[s], p->stack.prefix[s]);
-        T_EQ_INT(m.gs_frame[s], m.gf_of_frame[p->stack.frame[s]]);
+        T_EQ_INT(pc_gs_frame(&m, (uint32_t)s), m.gf_of_frame[p->stack.frame[s]]);
     }
     pc_merged_free(&m);
     pc_profile_free(p);
@@ -90,7 +90,7 @@ TEST(merge_decides_by_siblings)
         T_CHECK(siblings ? m.gs_of_stack != NULL : m.gs_of_stack == NULL);
         T_EQ_INT(pc_gs_of(&m, x), 2);
         T_EQ_INT(pc_gs_of(&m, y), siblings ? 2 : 3);
-        T_EQ_INT(m.gs_frame[pc_gs_of(&m, y)], m.gf_of_frame[c1]);
+        T_EQ_INT(pc_gs_frame(&m, pc_gs_of(&m, y)), m.gf_of_frame[c1]);
         T_EQ_INT(m.gs_prefix[pc_gs_of(&m, y)], siblings ? pc_gs_of(&m, sb) : pc_gs_of(&m, sa));
         pc_merged_free(&m);
         pc_profile_free(p);
@@ -137,7 +137,8 @@ TEST(merge_matches_a_reference)
                 rf[n_ref++] = gf;
             }
             ref[s] = (uint32_t)g;
-            same += pc_gs_of(&m, (uint32_t)s) == g && m.gs_prefix[g] == gp && m.gs_frame[g] == gf;
+            same += pc_gs_of(&m, (uint32_t)s) == g && m.gs_prefix[g] == gp &&
+                    pc_gs_frame(&m, g) == gf;
         }
         T_EQ_INT(same, ns);
         T_EQ_INT(m.n_gs, n_ref);
