@@ -72,6 +72,35 @@ static size_t probe(const pc_byteset *s, uint64_t hash, const void *p, uint32_t 
     }
 }
 
+size_t pc_byteset_held(const pc_byteset *s)
+{
+    return atomic_load_explicit(&s->held, memory_order_relaxed);
+}
+
+void pc_byteset_prefetch(const pc_byteset *s, uint64_t hash, int step)
+{
+    if (!s->slot)
+        return;
+    _Atomic uint32_t *slot = &s->slot[(size_t)hash & s->mask];
+    if (step == 0) {
+        __builtin_prefetch(slot);
+        return;
+    }
+    uint32_t v = atomic_load_explicit(slot, memory_order_acquire);
+    if (!v)
+        return;
+    const struct pc_byteset_entry *e = &s->entry[v - 1];
+    if (step == 1) {
+        __builtin_prefetch(e);
+        return;
+    }
+    if (e->hash != hash)
+        return;
+    const uint8_t *b = s->bytes + e->at;
+    for (uint32_t k = 0; k < e->len && k < 256; k += 64)
+        __builtin_prefetch(b + k);
+}
+
 uint32_t pc_byteset_find(const pc_byteset *s, uint64_t hash, const void *p, uint32_t len)
 {
     uint32_t id = PC_BYTESET_NONE;
@@ -92,6 +121,7 @@ uint32_t pc_byteset_add(pc_byteset *s, uint64_t hash, const void *p, uint32_t le
         memcpy(s->bytes + s->n_bytes, p, len);
         s->entry[id] = (struct pc_byteset_entry){hash, (uint32_t)s->n_bytes, len};
         s->n_bytes += len;
+        atomic_store_explicit(&s->held, s->n_bytes, memory_order_relaxed);
         atomic_store_explicit(&s->slot[i], id + 1, memory_order_release);
     }
     pthread_mutex_unlock(&s->mu);

@@ -35,6 +35,7 @@ typedef struct pc_byteset {
     uint32_t n, max_n;
     size_t n_bytes, max_bytes;
     pthread_mutex_t mu;
+    _Atomic size_t held;     /* n_bytes, for pc_byteset_held */
 } pc_byteset;
 
 /* Sizes the set for max_strings strings (at most 2^30) and max_bytes of
@@ -50,6 +51,17 @@ uint32_t pc_byteset_find(const pc_byteset *s, uint64_t hash, const void *p, uint
 /* The id of the len bytes at p, added if they were not there (copied);
  * PC_BYTESET_NONE when the set is full.  Takes the set's lock. */
 uint32_t pc_byteset_add(pc_byteset *s, uint64_t hash, const void *p, uint32_t len);
+
+/* The bytes of the strings held, as of a recent add.  Takes no lock. */
+size_t pc_byteset_held(const pc_byteset *s);
+
+/* Fetches ahead what pc_byteset_find(s, hash, ...) will read, a step at
+ * a time, so that a caller running through many strings overlaps the
+ * misses of several: step 0 the slot, step 1 the entry the slot names,
+ * step 2 the first bytes of its string, each while the one before it has
+ * had time to come.  Reads no more than a search would, and takes no
+ * lock. */
+void pc_byteset_prefetch(const pc_byteset *s, uint64_t hash, int step);
 
 /* Whether looking strings up pays, judged by one user (a thread) from
  * what its own lookups found: where strings seldom come again, hashing

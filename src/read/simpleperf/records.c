@@ -229,7 +229,8 @@ static int dec_unwind(dec *d, pb_reader *pr, sp_record *rec)
 
 /* From at, a run of callchain fields as simpleperf writes them (a 0x1a
  * tag, a length that fits): its end, and *n its fields. */
-static const uint8_t *chain_run(const uint8_t *at, const uint8_t *end, uint32_t *n)
+static inline __attribute__((always_inline)) const uint8_t *
+chain_run(const uint8_t *at, const uint8_t *end, uint32_t *n)
 {
     const uint8_t *q = at;
     *n = 0;
@@ -268,6 +269,33 @@ static size_t decode_run(const uint8_t *p, size_t len, sp_entry *out, size_t n)
         k++;
     }
     return run.p == run.end && scratch.unknown.count == 0 ? k : 0;
+}
+
+int sp_peek_path(const uint8_t *data, uint32_t size, sp_peek *pk)
+{
+    const uint8_t *p = data, *end = data + size;
+    uint64_t v;
+    pk->at = NULL;
+    /* A Record whose first field is its Sample. */
+    if (p == end || *p++ != 0x0a || !pb_varint9(&p, end, &v) || v > (uint64_t)(end - p))
+        return 0;
+    end = p + v;
+    /* Its varints as simpleperf writes them, up to the leaf entry. */
+    while (p < end && (*p == 0x08 || *p == 0x10 || *p == 0x20 || *p == 0x28)) {
+        p++;
+        if (!pb_varint9(&p, end, &v))
+            return 0;
+    }
+    if (p == end || *p++ != 0x1a || pb_varint_fast(&p, end, &v) != PB_OK ||
+        v > (uint64_t)(end - p))
+        return 0;
+    p += v;
+    uint32_t n;
+    const uint8_t *e = chain_run(p, end, &n);
+    if (!n || e - p > MEMO_MAX_RUN)
+        return 0;
+    *pk = (sp_peek){p, e, end, pc_hash_bytes(p, (size_t)(e - p)), n};
+    return 1;
 }
 
 int sp_decode_lazy(const sp_record *rec, sp_entry *out)
@@ -365,11 +393,14 @@ static int dec_sample(dec *d, pb_reader *pr, sp_record *rec)
             unknown0 = dc->unknown.count;
             use_memo = dc->paths && pc_hitgate_try(&dc->gate);
             if (use_memo) {
-                uint32_t n;
-                const uint8_t *e = chain_run(at, pr->end, &n);
+                /* The run found ahead (sp_peek_path) where it is this one. */
+                const sp_peek *pk = &dc->peek;
+                int peeked = pk->at == at && pk->limit == pr->end;
+                uint32_t n = pk->n;
+                const uint8_t *e = peeked ? pk->end : chain_run(at, pr->end, &n);
                 if (n && e - at <= MEMO_MAX_RUN) {
                     run_end = e;
-                    run_hash = pc_hash_bytes(at, (size_t)(e - at));
+                    run_hash = peeked ? pk->hash : pc_hash_bytes(at, (size_t)(e - at));
                     path = pc_byteset_find(dc->paths, run_hash, at, (uint32_t)(e - at));
                     if (path != SP_NO_PATH) {
                         pc_hitgate_found(&dc->gate);

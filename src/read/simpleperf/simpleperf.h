@@ -125,6 +125,21 @@ typedef struct sp_unknown {
  * (symbols, or event types; mangled symbols), appended record after
  * record, so that a batch of records is decoded into one set of arrays;
  * and the unknown fields met.  Zeroed before use. */
+/* A sample's caller path found ahead of decoding (sp_peek_path): the run
+ * of callchain fields past the leaf [at, end), in a sample ending at
+ * limit, its hash and its field count. */
+typedef struct sp_peek {
+    const uint8_t *at, *end, *limit;
+    uint64_t hash;
+    uint32_t n;
+} sp_peek;
+
+/* Finds the caller path of the record of size bytes at data, when it is
+ * a sample as simpleperf writes them, by a shallow parse that checks no
+ * more than it needs: 1 with *pk, else 0 (pk->at NULL).  Decoding with
+ * the decoder's peek set to it then takes the run and hash from it. */
+int sp_peek_path(const uint8_t *data, uint32_t size, sp_peek *pk);
+
 typedef struct sp_decoder {
     sp_entry *chain;
     size_t n_chain, chain_cap;
@@ -136,6 +151,8 @@ typedef struct sp_decoder {
      * decoder's own. */
     pc_byteset *paths;
     pc_hitgate gate;
+    /* The record being decoded's caller path, found ahead (at NULL: none). */
+    sp_peek peek;
 } sp_decoder;
 
 typedef struct sp_reader {

@@ -366,3 +366,87 @@ TEST(sp_caller_path_caches_refill)
     }
     spe_free(&e);
 }
+
+/* The caller path a record's decoding looks up, found ahead by a shallow
+ * parse (sp_peek_path, which the decoding threads use once the paths
+ * outgrow a core's cache): the same run, hash and count, so a decoder
+ * given it makes the record it makes without; one given another
+ * record's finds nothing of it to use. */
+TEST(sp_peek_finds_the_run_the_decoder_looks_up)
+{
+    static sample s[N_SAMPLES];
+    spe e;
+    make_file(&e, s);
+    pc_input *in;
+    pc_error err;
+    sp_reader r;
+    T_EQ_INT(pc_input_open_memory(&in, e.out.data, e.out.len, "peek", &err), PC_OK);
+    T_EQ_INT(sp_open(&r, in, &err), PC_OK);
+    if (t_case_failures())
+        return;
+    /* Four decoders, each with a set of paths of its own: no peek, its
+     * own record's, the record before's, and its own with another hash
+     * each time (which shows the peek is what a decoder looks up). */
+    pc_byteset set[4];
+    sp_decoder dc[4];
+    for (int k = 0; k < 4; k++) {
+        T_EQ_INT(pc_byteset_init(&set[k], 1 << 12, 1 << 22), 0);
+        memset(&dc[k], 0, sizeof dc[k]);
+        dc[k].paths = &set[k];
+    }
+    static uint8_t prev[1 << 12];
+    size_t records = 0, samples = 0, found = 0, differ = 0, misled = 0;
+    sp_peek before = {0};
+    const uint8_t *data;
+    uint32_t size;
+    uint64_t off;
+    while (sp_frame(&r, &data, &size, &off, &err) > 0 && size <= sizeof prev) {
+        sp_peek pk;
+        int got = sp_peek_path(data, size, &pk);
+        sp_record rec[4];
+        sp_peek wrong = pk;
+        wrong.hash += records;
+        for (int k = 0; k < 4; k++) {
+            dc[k].n_chain = dc[k].n_strs[0] = dc[k].n_strs[1] = 0;
+            dc[k].peek = k == 0 ? (sp_peek){0} : k == 1 ? pk : k == 2 ? before : wrong;
+            T_EQ_INT(sp_decode(in, &dc[k], data, size, off, records, &rec[k], &err), 0);
+            sp_decoder_fix(&dc[k], &rec[k]);
+        }
+        records++;
+        if (rec[0].kind != SP_SAMPLE) {
+            T_EQ_INT(got, 0);
+            continue;
+        }
+        samples++;
+        found += got;
+        /* The run the decoder keeps, and its hash. */
+        if (got && rec[0].sample.raw)
+            T_CHECK(pk.at == rec[0].sample.raw &&
+                    pk.hash == pc_hash_bytes(pk.at, (size_t)(pk.end - pk.at)));
+        misled += rec[3].sample.path != rec[0].sample.path;
+        for (int k = 1; k < 3; k++)
+            differ += rec[k].sample.n_chain != rec[0].sample.n_chain ||
+                      rec[k].sample.n_lazy != rec[0].sample.n_lazy ||
+                      rec[k].sample.path != rec[0].sample.path ||
+                      rec[k].sample.raw_len != rec[0].sample.raw_len ||
+                      rec[k].sample.raw != rec[0].sample.raw;
+        /* The record before's peek points into its own bytes, kept apart
+         * from these, as a batch's are. */
+        memcpy(prev, data, size);
+        before = pk;
+        if (got) {
+            before.at = prev + (pk.at - data);
+            before.end = prev + (pk.end - data);
+            before.limit = prev + (pk.limit - data);
+        }
+    }
+    T_EQ_INT(samples, N_SAMPLES);
+    T_CHECK(found > N_SAMPLES / 2);
+    T_EQ_INT(differ, 0);
+    T_CHECK(misled > N_SAMPLES / 4);
+    for (int k = 0; k < 4; k++)
+        pc_byteset_free(&set[k]);
+    sp_close(&r);
+    pc_input_close(in);
+    spe_free(&e);
+}

@@ -150,6 +150,31 @@ static void make_recording(spe *e, uint32_t n, int deep, uint32_t bad_at)
     spe_end(e);
 }
 
+/* Caller paths past what a core's cache holds (6,000 of 35 entries, about
+ * 2 MB), each met again: the decoding threads find each sample's path
+ * ahead and fetch what its lookup reads; the profile is the same. */
+TEST(threads_many_caller_paths_same_output)
+{
+    spe e;
+    spe_begin(&e);
+    const char *ev[] = {"cpu-clock"};
+    spe_meta(&e, ev, 1, NULL, NULL, NULL, NULL, 0);
+    spe_frame chain[36];
+    for (uint32_t i = 0; i < 18000; i++) {
+        uint32_t path = (i * 7919) % 6000;
+        for (int k = 1; k < 36; k++)
+            chain[k] = (spe_frame){0x100000 + 0x40 * (uint64_t)path + (uint64_t)k, 0,
+                                   (int32_t)((path + (uint32_t)k) % 3), -1};
+        chain[0] = (spe_frame){0x9000 + 4 * (uint64_t)(i % 5), 0, 1, -1};
+        spe_sample(&e, 1000 + i, (int32_t)(1 + path % 5), 1, 0, chain, 36, NULL);
+    }
+    const char *syms[] = {"a", "b", "c"};
+    spe_file(&e, 0, "/lib/x.so", syms, 3);
+    spe_end(&e);
+    same_both_ways(e.out.data, e.out.len, "many caller paths");
+    spe_free(&e);
+}
+
 /* Damaged records skipped with keep_going, in batches all along a long
  * file: the same records skipped, the same count and first message, the
  * same profile. */
