@@ -42,6 +42,7 @@ pc_profile *pc_profile_new(void)
     p->meta.object_heap = PC_NONE;
     p->meta.kept_events_all = 1;
     pc_stree_init(&p->stack);
+    p->sample.time_lo = UINT64_MAX;
     return p;
 }
 
@@ -367,6 +368,8 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
     p->sample.thread[i] = thread;
     p->sample.stack[i] = stack;
     p->sample.time[i] = time;
+    p->sample.time_lo = time < p->sample.time_lo ? time : p->sample.time_lo;
+    p->sample.time_hi = time > p->sample.time_hi ? time : p->sample.time_hi;
     p->sample.cpu[i] = cpu;
     if (p->sample.weight)
         p->sample.weight[i] = weight;

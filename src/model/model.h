@@ -207,6 +207,10 @@ struct pc_profile {
         size_t n, cap;
         size_t mapped;     /* rows pc_add_sample prefaulted: a hint only */
         size_t read;       /* samples the input held */
+        /* The least and greatest time of every sample added (least
+         * UINT64_MAX before one), for pc_note_extent: a pass over a big
+         * time column costs milliseconds on a virtual machine's memory. */
+        uint64_t time_lo, time_hi;
         /* After pc_group_samples(): thread t's samples are
          * [first[t], first[t+1]), sorted by time. */
         size_t *first;

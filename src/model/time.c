@@ -33,7 +33,12 @@ static void saw_times(pc_profile *p, const uint64_t *t, size_t n)
 
 void pc_note_extent(pc_profile *p)
 {
-    saw_times(p, p->sample.time, p->sample.n);
+    /* The samples' times as they were added: filters only take samples
+     * away, and the extent is that of what was read. */
+    if (p->sample.n) {
+        pc_saw_time(p, p->sample.time_lo);
+        pc_saw_time(p, p->sample.time_hi);
+    }
     saw_times(p, p->sw.time, p->sw.n);
     saw_times(p, p->marker.start, p->marker.n);
     saw_times(p, p->marker.end, p->marker.n);
