@@ -234,12 +234,22 @@ int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
     }
     for (size_t t = 0; t < nt; t++)
         (*first)[t] = UINT64_MAX;
-    for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t t = p->sample.thread[i];
-        if (p->sample.time[i] < (*first)[t])
-            (*first)[t] = p->sample.time[i];
-        if (p->sample.time[i] > (*last)[t])
-            (*last)[t] = p->sample.time[i];
+    if (p->sample.first) {
+        /* Grouped: each thread's samples in time order, so its first and
+         * last rows say it, without a pass over every sample. */
+        for (size_t t = 0; t < nt; t++)
+            if (p->sample.first[t + 1] > p->sample.first[t]) {
+                (*first)[t] = p->sample.time[p->sample.first[t]];
+                (*last)[t] = p->sample.time[p->sample.first[t + 1] - 1];
+            }
+    } else {
+        for (size_t i = 0; i < p->sample.n; i++) {
+            uint32_t t = p->sample.thread[i];
+            if (p->sample.time[i] < (*first)[t])
+                (*first)[t] = p->sample.time[i];
+            if (p->sample.time[i] > (*last)[t])
+                (*last)[t] = p->sample.time[i];
+        }
     }
     for (size_t i = 0; i < p->counter.n; i++) {
         uint32_t t = p->counter.thread[i];

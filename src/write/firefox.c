@@ -1030,8 +1030,11 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
                   mfirst[t + 1] > mfirst[t];
         for (int off = 0; own && off <= (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF); off++) {
             track tr = {t, off, 0, PC_NONE, 0, 0, p->thread.tid[t]};
-            for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
-                tr.samples += track_has(p, &tr, i);
+            if (p->meta.offcpu_mode != PC_OFFCPU_ON_OFF)
+                tr.samples = p->sample.first[t + 1] - p->sample.first[t];
+            else
+                for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
+                    tr.samples += track_has(p, &tr, i);
             /* The off-CPU half exists only when it has samples. */
             if (!off || tr.samples)
                 tracks[n_tracks++] = tr;
