@@ -348,12 +348,29 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
         free(any);
         return -1;
     }
-    for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t t = p->sample.thread[i];
-        uint64_t w = pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 1;
-        any[t]++;
-        if (!pc_sample_offcpu(p, i))
-            on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
+    /* Whether any sample can be off the CPU: an off-CPU event, or a frame
+     * of that category (a leaf one marks its sample). */
+    int off = 0;
+    for (size_t e = 0; e < p->event.n && !off; e++)
+        off = p->event.offcpu[e];
+    for (size_t f = 0; f < p->frame.n && !off; f++)
+        off = p->frame.cat[f] == PC_CAT_OFFCPU;
+    if (!off && p->sample.first && !p->sample.weight && !p->sample.weight32) {
+        /* Every sample on the CPU with one weight: counts by thread. */
+        uint64_t w = p->sample.weight_all > 0 ? (uint64_t)p->sample.weight_all : 1;
+        for (size_t t = 0; t < nt; t++) {
+            uint64_t n = p->sample.first[t + 1] - p->sample.first[t];
+            any[t] = n;
+            on[t] = n > UINT64_MAX / w ? UINT64_MAX : n * w;
+        }
+    } else {
+        for (size_t i = 0; i < p->sample.n; i++) {
+            uint32_t t = p->sample.thread[i];
+            uint64_t w = pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 1;
+            any[t]++;
+            if (!off || !pc_sample_offcpu(p, i))
+                on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
+        }
     }
     /* Process 0 (the idle task, or samples that name no task) is the
      * focus only when no other process has samples. */
