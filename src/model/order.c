@@ -20,8 +20,9 @@ typedef struct part {
     unsigned char *dst;
     const unsigned char *src;
     size_t size;
-    /* sort: the threads [lo, hi) whose rows are out of time order */
+    /* sort: the threads [lo, hi), those of them marked in unsorted */
     const size_t *first;
+    const uint8_t *unsorted;
     uint32_t *tmp;
     /* both */
     uint32_t *perm;
@@ -224,15 +225,10 @@ static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t 
 static void sort_threads(part *w)
 {
     const size_t *first = w->first;
-    for (size_t t = w->lo; t < w->hi; t++) {
-        size_t a = first[t], b = first[t + 1];
-        for (size_t i = a + 1; i < b; i++) {
-            if (w->time[w->perm[i]] < w->time[w->perm[i - 1]]) {
-                sort_by_time(w->perm + a, w->tmp + a, b - a, w->time);
-                break;
-            }
-        }
-    }
+    for (size_t t = w->lo; t < w->hi; t++)
+        if (w->unsorted[t])
+            sort_by_time(w->perm + first[t], w->tmp + first[t], first[t + 1] - first[t],
+                         w->time);
 }
 
 static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
@@ -240,34 +236,48 @@ static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
 {
     size_t *next = malloc((nt + 1) * sizeof *next);
     uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!next || !tmp) {
+    uint64_t *last = calloc(nt + 1, sizeof *last);
+    uint8_t *unsorted = calloc(nt + 1, 1);
+    if (!next || !tmp || !last || !unsorted) {
         free(next);
         free(tmp);
+        free(last);
+        free(unsorted);
         return -1;
     }
-    /* Counting sort by thread keeps input order within a thread... */
+    /* Counting sort by thread keeps input order within a thread, so a
+     * thread's rows need sorting where the input had them out of order:
+     * seen here in input order, a pass through the columns as they lie
+     * (reading each thread's times through perm would jump about the
+     * time column)... */
     memset(first, 0, (nt + 1) * sizeof *first);
-    for (size_t i = 0; i < n; i++)
-        first[thread[i] + 1]++;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = thread[i];
+        first[t + 1]++;
+        unsorted[t] |= time[i] < last[t];
+        last[t] = time[i];
+    }
     for (size_t t = 0; t < nt; t++)
         first[t + 1] += first[t];
     memcpy(next, first, (nt + 1) * sizeof *next);
     for (size_t i = 0; i < n; i++)
         perm[next[thread[i]]++] = (uint32_t)i;
-    /* ...and a thread's rows need sorting only when the input had them out
-     * of order.  Parts take whole threads, about as many rows each. */
+    /* ...and only those are sorted.  Parts take whole threads, about as
+     * many rows each. */
     part w[MAX_WORKERS];
     size_t t = 0;
     for (int k = 0; k < nw; k++) {
         size_t lo = t, until = n * (size_t)(k + 1) / (size_t)nw;
         while (t < nt && (k == nw - 1 || first[t + 1] <= until))
             t++;
-        w[k] = (part){.first = first, .tmp = tmp, .perm = perm, .time = time, .lo = lo,
-                      .hi = t, .fn = sort_threads};
+        w[k] = (part){.first = first, .unsorted = unsorted, .tmp = tmp, .perm = perm,
+                      .time = time, .lo = lo, .hi = t, .fn = sort_threads};
     }
     run_parts(w, nw);
     free(next);
     free(tmp);
+    free(last);
+    free(unsorted);
     return 0;
 }
 
