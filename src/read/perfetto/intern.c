@@ -147,11 +147,14 @@ void pf_interned_pool_compact(pf_interned *t)
     /* Compaction walks every record: it waits for as many dead entries,
      * so that its cost is paid for by what it reclaims. */
     if (t->pool_dead < 65536 || t->pool_dead * 2 < t->n_pool ||
-        t->pool_dead < t->n_callstacks + t->n_mappings)
+        t->pool_dead < t->n_callstacks - t->live_from + t->n_mappings)
         return;
     /* Mappings and callstacks each hold their slices in pool order:
-     * merge the two lists by offset and move the live slices down. */
-    size_t w = 0, m = 0, c = 0;
+     * merge the two lists by offset and move the live slices down.  A
+     * traced_perf callstack is resolved in the packet that brings it, so
+     * nearly all are dead: those below live_from are not walked again
+     * (with 1M samples, 480,000 callstacks walked about 50 times). */
+    size_t w = 0, m = 0, c = t->live_from, live = t->n_callstacks;
     while (m < t->n_mappings || c < t->n_callstacks) {
         int take_map = c == t->n_callstacks ||
                        (m < t->n_mappings && t->mappings[m].path0 < t->callstacks[c].frame0);
@@ -161,7 +164,10 @@ void pf_interned_pool_compact(pf_interned *t)
             n = t->mappings[m++].n_path;
         } else {
             off = &t->callstacks[c].frame0;
-            n = t->callstacks[c++].n_frames;
+            n = t->callstacks[c].n_frames;
+            if (n && live == t->n_callstacks)
+                live = c;
+            c++;
         }
         if (n && *off != w)
             memmove(t->pool + w, t->pool + *off, n * sizeof *t->pool);
@@ -170,6 +176,7 @@ void pf_interned_pool_compact(pf_interned *t)
     }
     t->n_pool = w;
     t->pool_dead = 0;
+    t->live_from = live;
 }
 
 int pf_interned_pool_push(pf_interned *t, uint64_t v)
@@ -195,6 +202,7 @@ void pf_interned_clear(pf_interned *t)
     t->n_dense = 0;
     t->n_frames = t->n_mappings = t->n_callstacks = t->n_pool = t->n_ss = 0;
     t->pool_dead = 0;
+    t->live_from = 0;
 }
 
 void pf_interned_free(pf_interned *t)

@@ -110,6 +110,9 @@ typedef struct pf_interned {
     uint64_t *pool;
     size_t n_pool, cap_pool;
     size_t pool_dead;    /* pool entries of callstacks resolved for good */
+    /* Callstacks below this index hold no frames in the pool: resolved
+     * for good, they are never walked again by a compaction. */
+    size_t live_from;
     pf_ss_rec *ss;
     size_t n_ss, cap_ss;
 } pf_interned;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pf_fixtures.h"
+#include "read/perfetto/intern.h"
 #include "t.h"
 #include "test_util.h"
 
@@ -256,4 +257,78 @@ TEST(perfetto_depth_limit)
     }
     pc_profile_free(p);
     pb_buf_free(&b);
+}
+
+/* The pool of frame iids is compacted as callstacks are resolved for good,
+ * and compaction walks only the callstacks from the first that still has
+ * frames (live_from).  Whatever is still live, a callstack left
+ * unresolved early, others resolved out of order, mappings' paths, keeps
+ * its iids through every compaction. */
+TEST(perfetto_pool_compaction_keeps_live_slices)
+{
+    enum { N = 12000, DEPTH = 24, MAPS = 5 };
+    pf_interned t;
+    memset(&t, 0, sizeof t);
+    /* The iid a callstack or mapping holds at position j. */
+#define CS_IID(k, j) ((uint64_t)(k) * 1000 + (uint64_t)(j) + 7)
+#define MAP_IID(m, j) ((uint64_t)(m) * 77 + (uint64_t)(j) + 1000000)
+    uint32_t map_rec[MAPS];
+    for (int m = 0; m < MAPS; m++) {
+        map_rec[m] = pf_interned_new_mapping(&t);
+        for (int j = 0; j < 3; j++)
+            T_EQ_INT(pf_interned_pool_push(&t, MAP_IID(m, j)), 0);
+        t.mappings[map_rec[m]].n_path = 3;
+    }
+    static uint32_t rec[N];
+    static uint8_t done[N];
+    size_t compactions = 0, checked = 0, bad = 0;
+    for (int k = 0; k < N; k++) {
+        size_t before = t.n_pool;
+        pf_interned_pool_compact(&t);
+        compactions += t.n_pool < before;
+        rec[k] = pf_interned_new_callstack(&t);
+        for (int j = 0; j < DEPTH; j++)
+            T_EQ_INT(pf_interned_pool_push(&t, CS_IID(k, j)), 0);
+        t.callstacks[rec[k]].n_frames = DEPTH;
+        T_EQ_INT(pf_interned_put(&t, PF_CALLSTACK, (uint64_t)k + 1, rec[k]), 1);
+        /* Most are resolved at once; callstack 2 only at the end, every
+         * 97th a while later. */
+        int later = k == 2 || k % 97 == 5;
+        if (!later) {
+            pf_interned_callstack_done(&t, pf_interned_entry(&t, PF_CALLSTACK, (uint64_t)k + 1),
+                                       (uint32_t)k);
+            done[k] = 1;
+        }
+        if (k >= 600 && (k - 600) % 97 == 5 && !done[k - 600]) {
+            pf_interned_callstack_done(&t, pf_interned_entry(&t, PF_CALLSTACK,
+                                                             (uint64_t)(k - 600) + 1),
+                                       (uint32_t)(k - 600));
+            done[k - 600] = 1;
+        }
+        /* Every live slice as it was pushed. */
+        if (k % 500 == 499) {
+            for (int c = 0; c <= k; c++) {
+                const pf_callstack_rec *r = &t.callstacks[rec[c]];
+                if (done[c]) {
+                    bad += r->n_frames != 0;
+                    continue;
+                }
+                for (int j = 0; j < DEPTH; j++, checked++)
+                    bad += r->n_frames != DEPTH || t.pool[r->frame0 + (uint32_t)j] != CS_IID(c, j);
+            }
+            for (int m = 0; m < MAPS; m++)
+                for (int j = 0; j < 3; j++, checked++)
+                    bad += t.pool[t.mappings[map_rec[m]].path0 + (uint32_t)j] != MAP_IID(m, j);
+        }
+    }
+#undef CS_IID
+#undef MAP_IID
+    T_EQ_INT(bad, 0);
+    T_CHECK(checked > 2000);
+    /* Several compactions, the pool kept small, and the walk started past
+     * the callstacks resolved for good but not past callstack 2. */
+    T_CHECK(compactions >= 3);
+    T_CHECK(t.n_pool < (size_t)N * DEPTH / 2);
+    T_EQ_INT(t.live_from, rec[2]);
+    pf_interned_free(&t);
 }
