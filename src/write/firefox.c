@@ -89,6 +89,23 @@ static void use_str(used *u, uint32_t s)
     }
 }
 
+/* Marks in bit the merged stacks of the n model stacks (PC_NONE: none)
+ * and their ancestors; returns how many were not marked before. */
+static size_t mark_reached(const pc_merged *m, const uint32_t *stack, size_t n, uint64_t *bit)
+{
+    size_t marked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (stack[i] == PC_NONE)
+            continue;
+        for (uint32_t g = pc_gs_of(m, stack[i]);
+             g != PC_NONE && !(bit[g >> 6] >> (g & 63) & 1); g = m->gs_prefix[g]) {
+            bit[g >> 6] |= 1ull << (g & 63);
+            marked++;
+        }
+    }
+    return marked;
+}
+
 static int collect(const pc_profile *p, const pc_merged *m, used *u)
 {
     memset(u, 0, sizeof *u);
@@ -97,26 +114,8 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
     uint64_t *bit = calloc(nw, sizeof *bit);
     if (!bit)
         return -1;
-#define USED(g) (bit[(g) >> 6] >> ((g) & 63) & 1)
-#define MARK(g) (bit[(g) >> 6] |= 1ull << ((g) & 63))
-    for (size_t i = 0; i < p->sample.n; i++) {
-        if (p->sample.stack[i] == PC_NONE)
-            continue;
-        for (uint32_t g = pc_gs_of(m, p->sample.stack[i]); g != PC_NONE && !USED(g);
-             g = m->gs_prefix[g]) {
-            MARK(g);
-            u->n_stacks++;
-        }
-    }
-    for (size_t i = 0; i < p->heap.n; i++) {
-        if (p->heap.stack[i] == PC_NONE)
-            continue;
-        for (uint32_t g = pc_gs_of(m, p->heap.stack[i]); g != PC_NONE && !USED(g);
-             g = m->gs_prefix[g]) {
-            MARK(g);
-            u->n_stacks++;
-        }
-    }
+    u->n_stacks = mark_reached(m, p->sample.stack, p->sample.n, bit) +
+                  mark_reached(m, p->heap.stack, p->heap.n, bit);
     if (u->n_stacks < m->n_gs) {
         /* Ascending merged ids keep parents first. */
         u->stack_idx = all_none(m->n_gs);
@@ -131,8 +130,6 @@ static int collect(const pc_profile *p, const pc_merged *m, used *u)
                 }
         }
     }
-#undef USED
-#undef MARK
     free(bit);
     u->frame_idx = all_none(m->n_gf);
     u->frames = malloc((m->n_gf + 1) * sizeof *u->frames);

@@ -82,6 +82,17 @@ TEST(perfetto_clock_conversion_matches_a_scan)
     }
 }
 
+/* Snapshot i of a series on the clocks keys, 1 us apart; returns its
+ * time on the first clock.  Every fifth repeats the time of the one
+ * before it, with another offset: the later one is the hop's. */
+static uint64_t add_snapshot(pf_clocks *c, const uint64_t keys[2], int i)
+{
+    uint64_t at = (uint64_t)(i - (i % 5 == 4)) * 1000 + 100;
+    uint64_t ts[2] = {at, at * 3 + (uint64_t)i};
+    T_EQ_INT(pf_clocks_add(c, keys, ts, 2), 0);
+    return at;
+}
+
 /* Packets come in nearly time order, and the hop remembers the snapshot
  * it used last: that memory must give the scan's answer whether a time
  * falls on the same snapshot, the next, far ahead or back, on a run of
@@ -97,11 +108,7 @@ TEST(perfetto_clock_remembered_snapshot_matches_a_scan)
     size_t same = 0, n = 0;
     uint64_t t = 50;
     for (int i = 0; i < 4000; i++) {
-        /* Every fifth snapshot repeats the time of the one before it, with
-         * another offset: the later one is the hop's. */
-        uint64_t at = (uint64_t)(i - (i % 5 == 4)) * 1000 + 100;
-        uint64_t ts[2] = {at, at * 3 + (uint64_t)i};
-        T_EQ_INT(pf_clocks_add(&c, keys, ts, 2), 0);
+        uint64_t at = add_snapshot(&c, keys, i);
         const pf_clock_edge *e = find_edge(&c, PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME);
         T_CHECK(e != NULL);
         if (!e)
@@ -139,11 +146,8 @@ TEST(perfetto_clock_span_converts_as_a_scan)
     memset(&c, 0, sizeof c);
     c.trace_clock = PF_CLOCK_BOOTTIME;
     uint64_t keys[2] = {PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME};
-    for (int i = 0; i < 200; i++) {
-        uint64_t at = (uint64_t)(i - (i % 5 == 4)) * 1000 + 100;
-        uint64_t ts[2] = {at, at * 3 + (uint64_t)i};
-        T_EQ_INT(pf_clocks_add(&c, keys, ts, 2), 0);
-    }
+    for (int i = 0; i < 200; i++)
+        add_snapshot(&c, keys, i);
     const pf_clock_edge *e = find_edge(&c, PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME);
     T_CHECK(e != NULL);
     if (!e)
