@@ -12,11 +12,10 @@ static uint64_t unit_of(const pf_reader *r, uint64_t key)
     return 1;
 }
 
-/* Converts t on clock id (sequence seq) to trace time.  Returns 0, or -1
- * when no snapshots join the clocks (a trace without any snapshot keeps
- * its times as they are). */
-/* pf_to_trace_time, and into s->tc (when s is not NULL) the span of times
- * that convert by the same difference. */
+/* Converts t on clock id (sequence seq) to trace time, and keeps in s->tc
+ * (when s is not NULL) the span of times that convert by the same
+ * difference.  Returns 0, or -1 when no snapshots join the clocks (a
+ * trace without any snapshot keeps its times as they are). */
 static int to_trace_time(pf_reader *r, pf_seq *s, uint32_t id, uint32_t seq, uint64_t t,
                          uint64_t *out)
 {

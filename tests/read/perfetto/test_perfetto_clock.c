@@ -157,7 +157,9 @@ TEST(perfetto_clock_span_converts_as_a_scan)
         uint64_t t = rnd() % 202000, out;
         pf_clock_span sp;
         T_EQ_INT(pf_clocks_convert_span(&c, PF_CLOCK_MONOTONIC, t, &out, &sp), 0);
-        spans += sp.len > 0 && t - sp.from < sp.len;
+        if (!sp.len)
+            continue;
+        spans += t - sp.from < sp.len;
         uint64_t d = out - t, last = sp.from + (sp.len - 1);
         uint64_t probe[4] = {sp.from, last, sp.from + rnd() % sp.len, t};
         for (int j = 0; j < 4; j++, n++)

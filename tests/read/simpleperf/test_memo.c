@@ -401,7 +401,7 @@ TEST(sp_peek_finds_the_run_the_decoder_looks_up)
     uint32_t size;
     uint64_t off;
     while (sp_frame(&r, &data, &size, &off, &err) > 0 && size <= sizeof prev) {
-        sp_peek pk;
+        sp_peek pk = {0};
         int got = sp_peek_path(data, size, &pk);
         sp_record rec[4];
         sp_peek wrong = pk;
@@ -444,8 +444,10 @@ TEST(sp_peek_finds_the_run_the_decoder_looks_up)
     T_CHECK(found > N_SAMPLES / 2);
     T_EQ_INT(differ, 0);
     T_CHECK(misled > N_SAMPLES / 4);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
+        sp_decoder_free(&dc[k]);
         pc_byteset_free(&set[k]);
+    }
     sp_close(&r);
     pc_input_close(in);
     spe_free(&e);
