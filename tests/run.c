@@ -36,6 +36,7 @@
 static struct {
     const char *name;
     t_fn fn;
+    int slow;
 } tests[MAX_TESTS];
 static int ntests;
 
@@ -44,13 +45,27 @@ static char case_name[256];
 static int case_open, case_fails, case_skipped;
 static int case_implicit;  /* the case named after the test itself */
 
-void t_register(const char *name, t_fn fn)
+void t_register(const char *name, t_fn fn, int slow)
 {
     if (ntests < MAX_TESTS) {
         tests[ntests].name = name;
         tests[ntests].fn = fn;
+        tests[ntests].slow = slow;
         ntests++;
     }
+}
+
+/* The slow tests first, each group in the order registered: a slow test
+ * taken last would run alone while the other processes have finished. */
+static void slow_first(void)
+{
+    static __typeof__(tests[0]) sorted[MAX_TESTS];
+    int n = 0;
+    for (int pass = 1; pass >= 0; pass--)
+        for (int i = 0; i < ntests; i++)
+            if (tests[i].slow == pass)
+                sorted[n++] = tests[i];
+    memcpy(tests, sorted, (size_t)ntests * sizeof *tests);
 }
 
 static void case_end(void)
@@ -318,6 +333,7 @@ int main(int argc, char **argv)
         printf("SKIP: ../shared not found (corpus tests are skipped)\n");
     int jobs = jobs_wanted();
     if (jobs > 1) {
+        slow_first();
         run_parallel(filter, jobs);
     } else {
         for (int i = 0; i < ntests; i++)

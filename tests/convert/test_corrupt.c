@@ -125,7 +125,7 @@ static void damage_row(const corpus_row *row)
     damage(row->col[M_FILE]);
 }
 
-TEST(corrupt_corpus_inputs)
+TEST_SLOW(corrupt_corpus_inputs)
 {
     corpus_each("input", NULL, "corrupt", damage_row);
 }

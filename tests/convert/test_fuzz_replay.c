@@ -48,7 +48,7 @@ static size_t replay_dir(const char *dir, int (*fn)(const uint8_t *, size_t))
     return n;
 }
 
-TEST(fuzz_replay)
+TEST_SLOW(fuzz_replay)
 {
     static const struct {
         const char *name;

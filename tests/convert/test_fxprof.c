@@ -440,7 +440,7 @@ static void check_known(const cases *c, const char *shared)
     }
 }
 
-TEST(fxprof_what_users_see)
+TEST_SLOW(fxprof_what_users_see)
 {
     const char *shared = t_shared();
     char validate_path[600];

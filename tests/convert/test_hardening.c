@@ -84,7 +84,7 @@ static int temp_files_in(const char *dir)
     return n;
 }
 
-TEST(hardening_signal_leaves_no_partial_output)
+TEST_SLOW(hardening_signal_leaves_no_partial_output)
 {
     char dir[600], in[700], out[700];
     snprintf(dir, sizeof dir, "%s/sig", t_tmpdir());
@@ -137,7 +137,7 @@ TEST(hardening_signal_leaves_no_partial_output)
 }
 
 /* A full disk: a 64 KiB tmpfs, where mounting one is allowed. */
-TEST(hardening_disk_full)
+TEST_SLOW(hardening_disk_full)
 {
     char dir[600], in[700], out[700], cmd[4000], errf[700];
     snprintf(dir, sizeof dir, "%s/full", t_tmpdir());
@@ -173,7 +173,7 @@ TEST(hardening_disk_full)
 
 /* --max-memory: past the limit, a polite error and no output, instead of
  * the system killing the process. */
-TEST(hardening_max_memory)
+TEST_SLOW(hardening_max_memory)
 {
 #if defined(__SANITIZE_ADDRESS__)
     t_skip("the address sanitizer reserves more address space than any limit: "

@@ -30,7 +30,7 @@ static int run(const char *cmd, char *out, size_t size)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-TEST(install_build_deps_are_the_readme_line)
+TEST_SLOW(install_build_deps_are_the_readme_line)
 {
     static char out[16384];
     int rc = run("bash tests/tools/check-build-deps.sh 2>&1", out, sizeof out);

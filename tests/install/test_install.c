@@ -99,7 +99,7 @@ static char *files_under(const char *dir, const char *tmp)
     return read_text(list);
 }
 
-TEST(install_pkg_config)
+TEST_SLOW(install_pkg_config)
 {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     t_skip("install: checked in the build without sanitizers (a program "

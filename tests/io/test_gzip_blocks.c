@@ -93,7 +93,7 @@ TEST(gzip_blocks_same_bytes_however_written)
 }
 
 
-TEST(gzip_blocks_same_bytes_for_every_thread_count)
+TEST_SLOW(gzip_blocks_same_bytes_for_every_thread_count)
 {
     /* Over five blocks, the last one short. */
     size_t n = (5u << 20) + 12345;
@@ -175,7 +175,7 @@ TEST(gzip_blocks_abort_midway)
 /* The whole path: a profile whose outputs span several blocks, written
  * gzipped with one thread, the default and four, gives the same file, and
  * the same bytes as the plain output once gunzipped. */
-TEST(gzip_blocks_profile_output_same_for_threads)
+TEST_SLOW(gzip_blocks_profile_output_same_for_threads)
 {
     /* Every sample a path of its own: frames by address, so the outputs
      * are megabytes. */

@@ -17,15 +17,21 @@
 #include <string.h>
 
 typedef void (*t_fn)(void);
-void t_register(const char *name, t_fn fn);
+/* slow: the test takes seconds; the runner starts those first, so that
+ * none is left running alone at the end while the other processes wait. */
+void t_register(const char *name, t_fn fn, int slow);
 
-#define TEST(name)                                                        \
+#define TEST_REGISTERED(name, slow)                                       \
     static void name(void);                                               \
     __attribute__((constructor)) static void name##_register(void)        \
     {                                                                     \
-        t_register(#name, name);                                          \
+        t_register(#name, name, slow);                                    \
     }                                                                     \
     static void name(void)
+
+#define TEST(name) TEST_REGISTERED(name, 0)
+/* A test of seconds (a sweep of runs, a recording, the profiler). */
+#define TEST_SLOW(name) TEST_REGISTERED(name, 1)
 
 /* Starts a named case inside the current test (ends the previous one). */
 void t_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

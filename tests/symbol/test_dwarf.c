@@ -319,7 +319,7 @@ static void compare_function(pc_dwarf *d, const char *file, const char *sym)
     compare_range(d, file, start, size);
 }
 
-TEST(symbol_dwarf_matches_addr2line)
+TEST_SLOW(symbol_dwarf_matches_addr2line)
 {
     NEED_BUILD();
     char file[1200];

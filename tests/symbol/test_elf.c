@@ -135,7 +135,7 @@ static void check_symbol(const pc_elf *e, const char *file, const char *name, co
     T_EQ_INT(start, a);
 }
 
-TEST(symbol_elf_names_by_address)
+TEST_SLOW(symbol_elf_names_by_address)
 {
     NEED_BUILD();
     uint8_t id[20];

@@ -340,7 +340,7 @@ static int count_in(const pc_profile *p, const char *name)
     return n;
 }
 
-TEST(symbolize_perf_data_of_a_stripped_program)
+TEST_SLOW(symbolize_perf_data_of_a_stripped_program)
 {
     if (!run("command -v cc >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 && "
              "command -v perf >/dev/null 2>&1")) {

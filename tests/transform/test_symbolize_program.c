@@ -640,7 +640,7 @@ static void body_symbolize_program_recorded_by_perf(const prog *g)
     }
 }
 
-TEST(symbolize_program_recorded_by_perf)
+TEST_SLOW(symbolize_program_recorded_by_perf)
 {
     with_program(body_symbolize_program_recorded_by_perf, "recorded_by_perf");
 }

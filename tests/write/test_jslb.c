@@ -417,7 +417,7 @@ TEST(jslb_chosen_for_big_json)
 
 /* A .jslb name asks for the container, .jslb.gz for it gzipped; the real
  * profiler shows each as it shows the JSON. */
-TEST(jslb_in_profiler)
+TEST_SLOW(jslb_in_profiler)
 {
     const char *shared = t_shared();
     if (!shared || !t_node20()) {

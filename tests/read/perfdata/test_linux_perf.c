@@ -561,7 +561,7 @@ static const char *arch_skip(void)
 #endif
 }
 
-TEST(linux_perf_fp)
+TEST_SLOW(linux_perf_fp)
 {
     const char *why = lp_unavailable();
     if (why) {
@@ -588,7 +588,7 @@ TEST(linux_perf_fp)
     pc_profile_free(p);
 }
 
-TEST(linux_perf_dwarf)
+TEST_SLOW(linux_perf_dwarf)
 {
     const char *why = lp_unavailable();
     if (!why)
@@ -619,7 +619,7 @@ TEST(linux_perf_dwarf)
     pc_profile_free(p);
 }
 
-TEST(linux_perf_threads)
+TEST_SLOW(linux_perf_threads)
 {
     const char *why = lp_unavailable();
     if (why) {
@@ -658,7 +658,7 @@ TEST(linux_perf_threads)
     pc_profile_free(p);
 }
 
-TEST(linux_perf_two_events)
+TEST_SLOW(linux_perf_two_events)
 {
     const char *why = lp_unavailable();
     if (why) {
@@ -699,7 +699,7 @@ TEST(linux_perf_two_events)
     }
 }
 
-TEST(linux_perf_dlopen_exec)
+TEST_SLOW(linux_perf_dlopen_exec)
 {
     const char *why = lp_unavailable();
     if (why) {

@@ -217,7 +217,7 @@ static size_t put_varint(uint8_t *p, uint64_t v)
  * 16 MiB in a zstd stream with a 32 MiB window.  Each is converted by the
  * command line with --max-memory 64M (so its peak stays below 64 MB) in
  * a few seconds, to a verdict: the error, or nothing to show. */
-TEST(perfetto_compressed_bombs)
+TEST_SLOW(perfetto_compressed_bombs)
 {
     static const uint8_t zeros[2] = {0, 0}, empty[2] = {0x0a, 0x00};
     pb_buf snap = {0};

@@ -196,7 +196,7 @@ static void check_recording(const char *dir, const char *tag, int callchains)
     free(rep);
 }
 
-TEST(perfscript_real_perf)
+TEST_SLOW(perfscript_real_perf)
 {
     if (!have("perf") || !have("cc")) {
         t_skip("perf (Debian linux-perf) or cc is not installed: real perf script "

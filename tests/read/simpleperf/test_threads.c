@@ -113,7 +113,7 @@ TEST(threads_corpus_same_output)
 /* Every truncation and a byte flip at every offset of the fixture: the
  * same message (offset, record) either way.  Batches end and begin
  * anywhere, so errors surface at any point of the hand-over. */
-TEST(threads_damage_same_errors)
+TEST_SLOW(threads_damage_same_errors)
 {
     spe e;
     fx_android(&e);
