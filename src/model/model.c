@@ -43,6 +43,7 @@ pc_profile *pc_profile_new(void)
     p->meta.kept_events_all = 1;
     pc_stree_init(&p->stack);
     p->sample.time_lo = UINT64_MAX;
+    p->sample.tally.on = 1;
     return p;
 }
 
@@ -76,6 +77,7 @@ void pc_profile_free(pc_profile *p)
     free(p->sample.weight32);
     free(p->sample.event);
     free(p->sample.cpu);
+    pc_tally_drop(p);
     free(p->proc.pid);
     free(p->proc.name);
     pc_htab_free(&p->proc.idx);
@@ -352,6 +354,43 @@ static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
     return 0;
 }
 
+void pc_tally_drop(pc_profile *p)
+{
+    free(p->sample.tally.rows);
+    free(p->sample.tally.last);
+    free(p->sample.tally.unsorted);
+    memset(&p->sample.tally, 0, sizeof p->sample.tally);
+}
+
+/* Room in sample.tally for thread t; where there is no memory for it,
+ * the tally is dropped, and grouping makes its own pass. */
+static void tally_room(pc_profile *p, uint32_t t)
+{
+    size_t cap = p->sample.tally.cap, want = (size_t)t + 1;
+    if (want <= cap)
+        return;
+    size_t ncap = cap ? cap : 16;
+    while (ncap < want)
+        ncap *= 2;
+    size_t *rows = realloc(p->sample.tally.rows, ncap * sizeof *rows);
+    if (rows)
+        p->sample.tally.rows = rows;
+    uint64_t *last = realloc(p->sample.tally.last, ncap * sizeof *last);
+    if (last)
+        p->sample.tally.last = last;
+    uint8_t *unsorted = realloc(p->sample.tally.unsorted, ncap);
+    if (unsorted)
+        p->sample.tally.unsorted = unsorted;
+    if (!rows || !last || !unsorted) {
+        pc_tally_drop(p);
+        return;
+    }
+    memset(rows + cap, 0, (ncap - cap) * sizeof *rows);
+    memset(last + cap, 0, (ncap - cap) * sizeof *last);
+    memset(unsorted + cap, 0, ncap - cap);
+    p->sample.tally.cap = ncap;
+}
+
 int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
@@ -378,6 +417,16 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
     if (p->sample.event)
         p->sample.event[i] = event;
     p->sample.n = i + 1;
+    if (p->sample.tally.on) {
+        if (thread >= p->sample.tally.cap)
+            tally_room(p, thread);
+        if (p->sample.tally.on && p->sample.tally.upto == i) {
+            p->sample.tally.rows[thread]++;
+            p->sample.tally.unsorted[thread] |= time < p->sample.tally.last[thread];
+            p->sample.tally.last[thread] = time;
+            p->sample.tally.upto = i + 1;
+        }
+    }
     return 0;
 }
 

@@ -211,6 +211,19 @@ struct pc_profile {
          * UINT64_MAX before one), for pc_note_extent: a pass over a big
          * time column costs milliseconds on a virtual machine's memory. */
         uint64_t time_lo, time_hi;
+        /* Per thread, kept by pc_push_sample while rows are only added:
+         * its rows, its last time, and whether a row came earlier in time
+         * than the one before it.  The first grouping takes them in place
+         * of its own pass over the thread and time columns, and they go
+         * (pc_tally_drop): anything that changes rows in place drops them
+         * first.  Kept for the rows [0, tally.upto) only while tally.on. */
+        struct {
+            size_t *rows;
+            uint64_t *last;
+            uint8_t *unsorted;
+            size_t cap, upto;
+            int on;
+        } tally;
         /* After pc_group_samples(): thread t's samples are
          * [first[t], first[t+1]), sorted by time. */
         size_t *first;
@@ -366,6 +379,9 @@ void pc_add_sample(pc_profile *p, uint32_t thread, uint64_t time,
  * p->oom (the Perfetto reader's pipe). */
 int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
+/* Stops keeping sample.tally and frees it; for anything that changes
+ * sample rows other than by adding them. */
+void pc_tally_drop(pc_profile *p);
 /* A heap dump row: cumulative values of one callsite of one heap. */
 void pc_add_heap(pc_profile *p, uint32_t thread, uint32_t heap, uint32_t dump,
                  uint64_t time, uint32_t stack, uint64_t alloc, uint64_t freed,

@@ -24,7 +24,11 @@ typedef struct part {
     const size_t *first;
     const uint8_t *unsorted;
     uint32_t *tmp;
-    /* both */
+    /* fill: perm's rows for the input rows [lo, hi) by thread */
+    const uint32_t *thread;
+    size_t *next;
+    int backward;
+    /* all */
     uint32_t *perm;
     const uint64_t *time;
     size_t lo, hi;
@@ -67,6 +71,11 @@ static void gather(part *w)
     } else if (w->size == 4) {
         uint32_t *d = (uint32_t *)(void *)w->dst;
         const uint32_t *s = (const uint32_t *)(const void *)w->src;
+        for (size_t i = lo; i < hi; i++)
+            d[i] = s[perm[i]];
+    } else if (w->size == 2) {
+        uint16_t *d = (uint16_t *)(void *)w->dst;
+        const uint16_t *s = (const uint16_t *)(const void *)w->src;
         for (size_t i = lo; i < hi; i++)
             d[i] = s[perm[i]];
     } else {
@@ -231,15 +240,37 @@ static void sort_threads(part *w)
                          w->time);
 }
 
+/* perm's rows for the input rows [lo, hi): each thread's from next[t]
+ * up, or backward, taking the rows from the last, from next[t] down. */
+static void fill(part *w)
+{
+    const uint32_t *thread = w->thread;
+    uint32_t *perm = w->perm;
+    size_t *next = w->next;
+    if (!w->backward) {
+        for (size_t i = w->lo; i < w->hi; i++)
+            perm[next[thread[i]]++] = (uint32_t)i;
+    } else {
+        for (size_t i = w->hi; i-- > w->lo;)
+            perm[--next[thread[i]]] = (uint32_t)i;
+    }
+}
+
+/* rows and unsorted_known: for the threads below known, their rows and
+ * whether these came out of time order (the sample table's tally; the
+ * other threads have none), or NULL for a pass here. */
 static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
+                      const size_t *rows, const uint8_t *unsorted_known, size_t known,
                       uint32_t *perm, size_t *first, int nw)
 {
     size_t *next = malloc((nt + 1) * sizeof *next);
+    size_t *ends = malloc((nt + 1) * sizeof *ends);
     uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     uint64_t *last = calloc(nt + 1, sizeof *last);
     uint8_t *unsorted = calloc(nt + 1, 1);
-    if (!next || !tmp || !last || !unsorted) {
+    if (!next || !ends || !tmp || !last || !unsorted) {
         free(next);
+        free(ends);
         free(tmp);
         free(last);
         free(unsorted);
@@ -247,21 +278,45 @@ static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
     }
     /* Counting sort by thread keeps input order within a thread, so a
      * thread's rows need sorting where the input had them out of order:
-     * seen here in input order, a pass through the columns as they lie
-     * (reading each thread's times through perm would jump about the
-     * time column)... */
+     * seen in input order, by the tally as rows came, or else here in a
+     * pass through the columns as they lie (reading each thread's times
+     * through perm would jump about the time column)... */
     memset(first, 0, (nt + 1) * sizeof *first);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t t = thread[i];
-        first[t + 1]++;
-        unsorted[t] |= time[i] < last[t];
-        last[t] = time[i];
+    if (rows) {
+        size_t k = known < nt ? known : nt;
+        memcpy(first + 1, rows, k * sizeof *first);
+        memcpy(unsorted, unsorted_known, k);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t t = thread[i];
+            first[t + 1]++;
+            unsorted[t] |= time[i] < last[t];
+            last[t] = time[i];
+        }
     }
     for (size_t t = 0; t < nt; t++)
         first[t + 1] += first[t];
     memcpy(next, first, (nt + 1) * sizeof *next);
-    for (size_t i = 0; i < n; i++)
-        perm[next[thread[i]]++] = (uint32_t)i;
+    /* Two halves of the rows: the first from the threads' starts, the
+     * second from their ends, last row first, so neither needs the
+     * other's counts. */
+    memcpy(ends, first + 1, nt * sizeof *ends);
+    part f[2] = {{.thread = thread, .next = next, .perm = perm, .lo = 0, .hi = n / 2,
+                  .fn = fill},
+                 {.thread = thread, .next = ends, .backward = 1, .perm = perm, .lo = n / 2,
+                  .hi = n, .fn = fill}};
+    if (nw > 1) {
+        run_parts(f, 2);
+    } else {
+        f[0].hi = n;
+        fill(&f[0]);
+    }
+    /* Scratch for the sorts, every row of it written where all are. */
+    int any = 0;
+    for (size_t t = 0; t < nt && !any; t++)
+        any = unsorted[t];
+    if (any)
+        pc_prefault(tmp, 0, n * sizeof *tmp);
     /* ...and only those are sorted.  Parts take whole threads, about as
      * many rows each. */
     part w[MAX_WORKERS];
@@ -275,6 +330,7 @@ static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
     }
     run_parts(w, nw);
     free(next);
+    free(ends);
     free(tmp);
     free(last);
     free(unsorted);
@@ -284,7 +340,7 @@ static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
 int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
                        size_t n, size_t nt, uint32_t *perm, size_t *first)
 {
-    return order_rows(thread, time, n, nt, perm, first, 1);
+    return order_rows(thread, time, n, nt, NULL, NULL, 0, perm, first, 1);
 }
 
 /* Sets sample.first[t] to the index of thread t's first sample, for rows
@@ -310,6 +366,11 @@ int pc_group_samples_on(pc_profile *p, int threads)
     int nw = n < MIN_ROWS_SPLIT ? 1 : pc_thread_count(threads);
     if (nw > MAX_WORKERS)
         nw = MAX_WORKERS;
+    /* The tally holds for every row, and for no thread beyond the
+     * table's. */
+    int tally = p->sample.tally.on && p->sample.tally.upto == n;
+    for (size_t t = nt; tally && t < p->sample.tally.cap; t++)
+        tally = p->sample.tally.rows[t] == 0;
     size_t *first = realloc(p->sample.first, (nt + 1) * sizeof *first);
     uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
     if (first)
@@ -318,10 +379,13 @@ int pc_group_samples_on(pc_profile *p, int threads)
     if (perm)
         pc_prefault(perm, 0, n * sizeof *perm);
     if (!first || !perm ||
-        order_rows(p->sample.thread, p->sample.time, n, nt, perm, first, nw) < 0) {
+        order_rows(p->sample.thread, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
+                   p->sample.tally.unsorted, p->sample.tally.cap, perm, first, nw) < 0) {
+        pc_tally_drop(p);
         free(perm);
         return -1;
     }
+    pc_tally_drop(p);
     /* Rows grouped already (one thread, or threads one after another)
      * stay where they are. */
     size_t moved = 0;
@@ -380,6 +444,7 @@ int pc_group_samples_on(pc_profile *p, int threads)
 
 void pc_keep_samples(pc_profile *p, const uint8_t *keep)
 {
+    pc_tally_drop(p);
     size_t j = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
         if (!keep[i])
@@ -486,6 +551,7 @@ void pc_thread_order(const pc_profile *p, uint32_t *order, uint32_t *main_of)
 
 int pc_remap_threads(pc_profile *p, const uint32_t *to)
 {
+    pc_tally_drop(p);
     size_t nt = p->thread.n;
     uint32_t *idx = malloc((nt + 1) * sizeof *idx);
     if (!idx)

@@ -36,6 +36,7 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
     /* The CPUs form a process of their own, pid -1, one thread each. */
     uint32_t pname = pc_intern_cstr(p, "CPUs");
     pc_set_process_name(p, -1, pname);
+    pc_tally_drop(p);
     for (size_t i = 0; i < rows; i++) {
         uint16_t c = i < p->sample.n ? p->sample.cpu[i] : p->counter.cpu[i - p->sample.n];
         if (c == PC_NO_CPU)

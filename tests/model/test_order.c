@@ -277,3 +277,111 @@ TEST(group_samples_threads_same_order)
     for (int k = 0; k < 3; k++)
         pc_profile_free(q[k]);
 }
+
+/* Samples of threads 0-4 and 40, in per-CPU runs out of time order. */
+static pc_profile *tally_profile(size_t n)
+{
+    rng_state = 0x243f6a8885a308d3ULL;
+    pc_profile *p = pc_profile_new();
+    if (!p)
+        return NULL;
+    for (int t = 0; t < 41; t++)
+        pc_add_thread(p, 9, 9 + t, PC_NONE);
+    uint64_t clock[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int cpu = (int)(i / 40 % 4);
+        clock[cpu] += below(3);
+        uint32_t th = below(10) < 2 ? 40 : (uint32_t)below(5);
+        pc_add_sample(p, th, clock[cpu], (uint32_t)i, 1, 0, (uint16_t)cpu);
+    }
+    return p;
+}
+
+static int same_rows(const pc_profile *a, const pc_profile *b)
+{
+    if (a->sample.n != b->sample.n || a->thread.n != b->thread.n)
+        return 0;
+    for (size_t i = 0; i < a->sample.n; i++)
+        if (a->sample.stack[i] != b->sample.stack[i] ||
+            a->sample.thread[i] != b->sample.thread[i] ||
+            a->sample.time[i] != b->sample.time[i] || a->sample.cpu[i] != b->sample.cpu[i])
+            return 0;
+    return memcmp(a->sample.first, b->sample.first,
+                  (a->thread.n + 1) * sizeof *a->sample.first) == 0;
+}
+
+/* The first grouping counts threads from the tally pc_add_sample keeps,
+ * not from a pass of its own: the same rows either way, on one thread
+ * and on two (where the rows are placed from both ends at once).  The
+ * tally is what it reads: told thread 0's rows were in order, it leaves
+ * them as they came.  Keeping rows drops the tally, and grouping then
+ * counts for itself. */
+TEST(group_samples_tally_same_rows_as_a_pass)
+{
+    enum { N = 150000 };
+    for (int threads = 1; threads <= 2; threads++) {
+        pc_profile *a = tally_profile(N), *b = tally_profile(N);
+        T_CHECK(a && b);
+        if (!a || !b) {
+            pc_profile_free(a);
+            pc_profile_free(b);
+            return;
+        }
+        T_CHECK(a->sample.tally.on && a->sample.tally.upto == N);
+        T_CHECK(a->sample.tally.cap >= 41 && a->sample.tally.unsorted[0]);
+        pc_tally_drop(b);
+        T_EQ_INT(pc_group_samples_on(a, threads), 0);
+        T_EQ_INT(pc_group_samples_on(b, threads), 0);
+        T_CHECK(!a->sample.tally.on && !a->sample.tally.rows);
+        if (!same_rows(a, b))
+            t_fail(__FILE__, __LINE__, "%d threads: the tally's rows differ from a pass's",
+                   threads);
+        size_t rows40 = a->sample.first[41] - a->sample.first[40];
+        T_CHECK(rows40 > N / 10 && rows40 < N * 3 / 10);
+        pc_profile_free(a);
+        pc_profile_free(b);
+    }
+
+    pc_profile *c = tally_profile(N);
+    T_CHECK(c != NULL);
+    if (!c)
+        return;
+    c->sample.tally.unsorted[0] = 0;
+    T_EQ_INT(pc_group_samples_on(c, 2), 0);
+    int ordered = 1;
+    for (size_t i = c->sample.first[0] + 1; ordered && i < c->sample.first[1]; i++)
+        ordered = c->sample.time[i] >= c->sample.time[i - 1];
+    T_CHECK(!ordered);
+    pc_profile_free(c);
+
+    pc_profile *d = tally_profile(N), *e = tally_profile(N);
+    T_CHECK(d && e);
+    if (d && e) {
+        uint8_t *keep = malloc(N);
+        T_CHECK(keep != NULL);
+        for (size_t i = 0; keep && i < N; i++)
+            keep[i] = i % 3 != 0;
+        if (keep) {
+            pc_keep_samples(d, keep);
+            T_CHECK(!d->sample.tally.on);
+            T_EQ_INT(pc_group_samples_on(d, 2), 0);
+            /* The rows kept, added again, and grouped through the tally. */
+            pc_profile *f = pc_profile_new();
+            T_CHECK(f != NULL);
+            for (int t = 0; f && t < 41; t++)
+                pc_add_thread(f, 9, 9 + t, PC_NONE);
+            for (size_t i = 0; f && i < N; i++)
+                if (keep[i])
+                    pc_add_sample(f, e->sample.thread[i], e->sample.time[i],
+                                  e->sample.stack[i], 1, 0, e->sample.cpu[i]);
+            if (f) {
+                T_EQ_INT(pc_group_samples_on(f, 2), 0);
+                T_CHECK(same_rows(d, f));
+            }
+            pc_profile_free(f);
+        }
+        free(keep);
+    }
+    pc_profile_free(d);
+    pc_profile_free(e);
+}
