@@ -4,7 +4,10 @@
  * block k in slot k % n_slot, so a slot is free again once the block
  * n_slot before it has been emitted.  The caller keeps the CRC and the
  * 32 KiB history itself, in order, so the compressing threads only ever
- * see one slot each and never each other. */
+ * see one slot each and never each other.  Where the caller would wait
+ * for the oldest block, it compresses one that no thread has taken yet:
+ * with a thread for each core, the caller's core would otherwise idle
+ * while the text is made faster than it is compressed. */
 #include "io/gzip.h"
 
 #include <pthread.h>
@@ -211,6 +214,19 @@ static slot *next_queued(pc_gzip *g)
     return NULL;
 }
 
+/* Compresses the queued block in sl, on the calling thread (g->mu held,
+ * and held again on return). */
+static void run_slot(pc_gzip *g, slot *sl)
+{
+    sl->state = SLOT_BUSY;
+    pthread_mutex_unlock(&g->mu);
+    int bad = deflate_block(sl, g->level, sl->dict, sl->n_dict, sl->in, sl->n_in, sl->last);
+    pthread_mutex_lock(&g->mu);
+    sl->failed = bad;
+    sl->state = SLOT_DONE;
+    pthread_cond_broadcast(&g->done);
+}
+
 static void *worker(void *arg)
 {
     pc_gzip *g = arg;
@@ -221,13 +237,7 @@ static void *worker(void *arg)
             pthread_cond_wait(&g->work, &g->mu);
         if (!sl)
             break;
-        sl->state = SLOT_BUSY;
-        pthread_mutex_unlock(&g->mu);
-        int bad = deflate_block(sl, g->level, sl->dict, sl->n_dict, sl->in, sl->n_in, sl->last);
-        pthread_mutex_lock(&g->mu);
-        sl->failed = bad;
-        sl->state = SLOT_DONE;
-        pthread_cond_broadcast(&g->done);
+        run_slot(g, sl);
     }
     pthread_mutex_unlock(&g->mu);
     return NULL;
@@ -303,8 +313,13 @@ static int emit_next(pc_gzip *g, int wait)
         return 0;
     slot *sl = &g->slots[g->next_emit % g->n_slot];
     pthread_mutex_lock(&g->mu);
-    while (wait && sl->state != SLOT_DONE)
-        pthread_cond_wait(&g->done, &g->mu);
+    while (wait && sl->state != SLOT_DONE) {
+        slot *q = next_queued(g);
+        if (q)
+            run_slot(g, q);
+        else
+            pthread_cond_wait(&g->done, &g->mu);
+    }
     int ready = sl->state == SLOT_DONE;
     pthread_mutex_unlock(&g->mu);
     if (!ready)
@@ -321,22 +336,22 @@ static int emit_next(pc_gzip *g, int wait)
     return 1;
 }
 
-int gz_block(pc_gzip *g, uint8_t **buf, size_t n, int last)
+int gz_block(pc_gzip *g, const uint8_t *in, size_t n, int last)
 {
     if (g->failed)
         return -1;
     if (!g->started && !last)
         start(g);
-    g->crc = crc32_gzip_refl(g->crc, *buf, n);
+    g->crc = crc32_gzip_refl(g->crc, in, n);
     g->isize += (uint32_t)n;
     if (g->n_workers == 0) {
         slot *sl = &g->slots[0];
         if (slot_ready(g, sl, 0) < 0 ||
-            deflate_block(sl, g->level, g->hist, g->n_hist, *buf, n, last) < 0) {
+            deflate_block(sl, g->level, g->hist, g->n_hist, in, n, last) < 0) {
             g->failed = 1;
             return -1;
         }
-        keep_history(g, *buf, n);
+        keep_history(g, in, n);
         emit_out(g, sl, last);
         return 0;
     }
@@ -349,10 +364,8 @@ int gz_block(pc_gzip *g, uint8_t **buf, size_t n, int last)
     }
     memcpy(sl->dict, g->hist, g->n_hist);
     sl->n_dict = g->n_hist;
-    keep_history(g, *buf, n);
-    uint8_t *spare = sl->in;
-    sl->in = *buf;
-    *buf = spare;
+    keep_history(g, in, n);
+    memcpy(sl->in, in, n);
     sl->n_in = n;
     sl->last = last;
     pthread_mutex_lock(&g->mu);

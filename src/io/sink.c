@@ -104,23 +104,20 @@ static void emit_cb(void *ctx, const uint8_t *p, size_t n)
  * room the writer asked for: a gzip output depends on its text alone. */
 static void flush_n(pc_sink *s, size_t n, int finish)
 {
-    uint8_t rest[SINK_RESERVE_MAX];
     size_t kept = s->room.len - n;
-    memcpy(rest, s->room.buf + n, kept);
     s->flushed += n;
     if (s->gzip_level && !s->failed) {
         if (!s->gz && !(s->gz = gz_new(s->gzip_level, s->threads,
                                        s->room.size + SINK_RESERVE_MAX, emit_cb, s))) {
             s->failed = PC_ENOMEM;
             snprintf(s->msg, sizeof s->msg, "%s: out of memory starting gzip compression", s->path);
-        } else if (gz_block(s->gz, &s->room.buf, n, finish) < 0) {
+        } else if (gz_block(s->gz, s->room.buf, n, finish) < 0) {
             codec_failed(s);
         }
     } else if (!s->gzip_level) {
         emit(s, s->room.buf, n);
     }
-    /* gz_block leaves a buffer in s->room.buf, failed or not. */
-    memcpy(s->room.buf, rest, kept);
+    memmove(s->room.buf, s->room.buf + n, kept);
     s->room.len = kept;
 }
 
