@@ -368,3 +368,56 @@ TEST(perfetto_threads_same_profile)
     same_at_any_threads(LONG);
     same_at_any_threads(0);
 }
+
+/* The second thread remembers the caller paths of new callstacks, and
+ * stops once most are new to it: 90,000 callstacks each on a caller path
+ * of its own (past the 65,536 lookups after which it gives up), then
+ * 30,000 on paths met before, under leaves of their own.  Every sample's
+ * stack is its frames, and the profile is the one a single thread reads. */
+TEST(perfetto_threads_caller_paths_new_and_met)
+{
+    enum { NEW = 90000, AGAIN = 30000 };
+    pb_buf b = {0};
+    perf_start_with_frames(&b, "f", N_FUNCS);
+    static char want[NEW + AGAIN][64];
+    uint64_t t = 600000000;
+    for (int k = 0; k < NEW + AGAIN; k++) {
+        int path = k < NEW ? k : (k - NEW) * 3 % NEW;
+        uint64_t frames[6] = {(uint64_t)(path % 100) + 1, (uint64_t)(path / 100 % 100) + 1,
+                              (uint64_t)(path / 10000 % 100) + 1, 7, 8,
+                              (uint64_t)(k * 13 % 100) + 1};
+        callstack_packet(&b, (uint64_t)k + 1, frames, 6, 0);
+        sample_packet(&b, t += 1000, (uint64_t)k + 1, 1000, 0);
+        frames_text("f", frames, 6, want[k], sizeof want[k]);
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/paths.pftrace", t_tmpdir());
+    FILE *f = fopen(path, "wb");
+    int written = f && !b.oom && fwrite(b.data, 1, b.len, f) == b.len;
+    if (f && fclose(f) != 0)
+        written = 0;
+    pb_buf_free(&b);
+    T_CHECK(written);
+    if (!written)
+        return;
+    pc_profile *p[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        pc_options o;
+        pc_options_init(&o);
+        o.threads = k + 1;
+        p[k] = read_raw(path, &o);
+    }
+    if (p[0] && p[1]) {
+        T_EQ_INT(p[1]->sample.n, NEW + AGAIN);
+        size_t wrong = 0;
+        for (size_t i = 0; i < p[1]->sample.n && i < NEW + AGAIN; i++)
+            if (strcmp(stack_text(p[1], p[1]->sample.stack[i]), want[i]) != 0 && wrong++ < 3)
+                t_fail(__FILE__, __LINE__, "sample %zu: %s, expected %s", i,
+                       stack_text(p[1], p[1]->sample.stack[i]), want[i]);
+        T_EQ_INT(wrong, 0);
+        T_CHECK(same_profile(p[0], p[1]));
+    }
+    pc_profile_free(p[0]);
+    pc_profile_free(p[1]);
+    unlink(path);
+}
