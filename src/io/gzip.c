@@ -338,8 +338,10 @@ static int emit_next(pc_gzip *g, int wait)
 
 int gz_block(pc_gzip *g, const uint8_t *in, size_t n, int last)
 {
-    if (g->failed)
+    if (g->failed || n > g->block) {
+        g->failed = 1;
         return -1;
+    }
     if (!g->started && !last)
         start(g);
     g->crc = crc32_gzip_refl(g->crc, in, n);

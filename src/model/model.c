@@ -369,6 +369,10 @@ static void tally_room(pc_profile *p, uint32_t t)
     size_t cap = p->sample.tally.cap, want = (size_t)t + 1;
     if (want <= cap)
         return;
+    if (want > SIZE_MAX / 2 / sizeof *p->sample.tally.rows) {
+        pc_tally_drop(p);
+        return;
+    }
     size_t ncap = cap ? cap : 16;
     while (ncap < want)
         ncap *= 2;

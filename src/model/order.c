@@ -311,7 +311,9 @@ static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
         f[0].hi = n;
         fill(&f[0]);
     }
-    /* Scratch for the sorts, every row of it written where all are. */
+    /* The sorts' scratch: where a thread is sorted, all its rows are
+     * written, so its pages are mapped in one call; where none is, it is
+     * never touched, and mapping it would only cost. */
     int any = 0;
     for (size_t t = 0; t < nt && !any; t++)
         any = unsorted[t];
@@ -366,8 +368,9 @@ int pc_group_samples_on(pc_profile *p, int threads)
     int nw = n < MIN_ROWS_SPLIT ? 1 : pc_thread_count(threads);
     if (nw > MAX_WORKERS)
         nw = MAX_WORKERS;
-    /* The tally holds for every row, and for no thread beyond the
-     * table's. */
+    /* The tally holds where it counted every row.  Rows it counted for a
+     * thread beyond the table (none in a valid profile) would be missing
+     * from the table's counts, so then grouping counts for itself. */
     int tally = p->sample.tally.on && p->sample.tally.upto == n;
     for (size_t t = nt; tally && t < p->sample.tally.cap; t++)
         tally = p->sample.tally.rows[t] == 0;

@@ -312,7 +312,8 @@ static int same_rows(const pc_profile *a, const pc_profile *b)
 
 /* The first grouping counts threads from the tally pc_add_sample keeps,
  * not from a pass of its own: the same rows either way, on one thread
- * and on two (where the rows are placed from both ends at once).  The
+ * and on two (where the rows are placed from both ends at once), with
+ * threads added after the samples that the tally never saw.  The
  * tally is what it reads: told thread 0's rows were in order, it leaves
  * them as they came.  Keeping rows drops the tally, and grouping then
  * counts for itself. */
@@ -329,6 +330,12 @@ TEST(group_samples_tally_same_rows_as_a_pass)
         }
         T_CHECK(a->sample.tally.on && a->sample.tally.upto == N);
         T_CHECK(a->sample.tally.cap >= 41 && a->sample.tally.unsorted[0]);
+        /* Threads without samples beyond those the tally knows. */
+        for (int t = 0; t < 100; t++) {
+            pc_add_thread(a, 9, 1000 + t, PC_NONE);
+            pc_add_thread(b, 9, 1000 + t, PC_NONE);
+        }
+        T_CHECK(a->thread.n > a->sample.tally.cap);
         pc_tally_drop(b);
         T_EQ_INT(pc_group_samples_on(a, threads), 0);
         T_EQ_INT(pc_group_samples_on(b, threads), 0);

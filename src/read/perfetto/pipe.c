@@ -189,7 +189,9 @@ static uint32_t chain_stack(struct pf_pipe *q, const uint32_t *f, uint32_t n)
 {
     pc_stree *t = &q->p->stack;
     uint32_t stack = PC_NONE, k = 0, caller = n - 1;
-    pc_probe pr;
+    /* Set by memo_find before memo_add reads it; given a value for the
+     * compilers that cannot see that. */
+    pc_probe pr = {0};
     int look = n > MEMO_MIN && !q->memo.off;
     if (look && (stack = memo_find(q, f, caller, &pr)) != PC_NONE)
         k = caller;
@@ -416,6 +418,8 @@ static void stop(pf_reader *r)
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
     pthread_join(q->th, NULL);
+    /* Only the second thread reads the memo. */
+    memo_free(q);
     q->running = 0;
     r->pipe_state = PF_PIPE_OFF;
     if (q->report && r->o->progress)

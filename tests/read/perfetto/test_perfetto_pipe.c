@@ -265,20 +265,24 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
     size_t n = a->sample.n, ns = a->stack.n, nc = a->counter.n;
     if (a->event.n != b->event.n)
         return 0;
+    /* Columns of no rows may be NULL, which memcmp must not be given. */
+#define SAME(x, y, k) ((k) == 0 || memcmp(x, y, (k) * sizeof *(x)) == 0)
     for (size_t i = 0; i < n; i++)
         if (pc_sample_weight(a, i) != pc_sample_weight(b, i) ||
             pc_sample_event(a, i) != pc_sample_event(b, i))
             return 0;
-    return memcmp(a->sample.stack, b->sample.stack, n * sizeof *a->sample.stack) == 0 &&
-           memcmp(a->sample.cpu, b->sample.cpu, n * sizeof *a->sample.cpu) == 0 &&
-           memcmp(a->counter.value, b->counter.value, nc * sizeof *a->counter.value) == 0 &&
-           memcmp(a->counter.event, b->counter.event, nc * sizeof *a->counter.event) == 0 &&
-           memcmp(a->sample.thread, b->sample.thread, n * sizeof *a->sample.thread) == 0 &&
-           memcmp(a->sample.time, b->sample.time, n * sizeof *a->sample.time) == 0 &&
-           memcmp(a->stack.prefix, b->stack.prefix, ns * sizeof *a->stack.prefix) == 0 &&
-           memcmp(a->stack.frame, b->stack.frame, ns * sizeof *a->stack.frame) == 0 &&
-           memcmp(a->heap.stack, b->heap.stack, a->heap.n * sizeof *a->heap.stack) == 0 &&
-           memcmp(a->counter.time, b->counter.time, nc * sizeof *a->counter.time) == 0;
+    int same = SAME(a->sample.stack, b->sample.stack, n) &&
+               SAME(a->sample.cpu, b->sample.cpu, n) &&
+               SAME(a->counter.value, b->counter.value, nc) &&
+               SAME(a->counter.event, b->counter.event, nc) &&
+               SAME(a->sample.thread, b->sample.thread, n) &&
+               SAME(a->sample.time, b->sample.time, n) &&
+               SAME(a->stack.prefix, b->stack.prefix, ns) &&
+               SAME(a->stack.frame, b->stack.frame, ns) &&
+               SAME(a->heap.stack, b->heap.stack, a->heap.n) &&
+               SAME(a->counter.time, b->counter.time, nc);
+#undef SAME
+    return same;
 }
 
 static void same_at_any_threads(int long_n)
@@ -370,19 +374,21 @@ TEST(perfetto_threads_same_profile)
 }
 
 /* The second thread remembers the caller paths of new callstacks, and
- * stops once most are new to it: 90,000 callstacks each on a caller path
- * of its own (past the 65,536 lookups after which it gives up), then
- * 30,000 on paths met before, under leaves of their own.  Every sample's
- * stack is its frames, and the profile is the one a single thread reads. */
-TEST(perfetto_threads_caller_paths_new_and_met)
+ * stops once most are new to it.  10,000 new callstacks on 1,000 caller
+ * paths (each path found 9 times in 10), then 60,000 each on a path of
+ * its own (so that, of the first 65,536 lookups, too few find theirs),
+ * then 10,000 on paths met before, under leaves of their own.  Every
+ * sample's stack is its frames, and the profile is the one a single
+ * thread reads. */
+TEST(perfetto_threads_caller_paths_met_then_new)
 {
-    enum { NEW = 90000, AGAIN = 30000 };
+    enum { MET = 10000, NEW = 60000, AGAIN = 10000, ALL = MET + NEW + AGAIN };
     pb_buf b = {0};
     perf_start_with_frames(&b, "f", N_FUNCS);
-    static char want[NEW + AGAIN][64];
+    static char want[ALL][64];
     uint64_t t = 600000000;
-    for (int k = 0; k < NEW + AGAIN; k++) {
-        int path = k < NEW ? k : (k - NEW) * 3 % NEW;
+    for (int k = 0; k < ALL; k++) {
+        int path = k < MET ? k % 1000 : k < MET + NEW ? k : (k - MET - NEW) * 7 % (MET + NEW);
         uint64_t frames[6] = {(uint64_t)(path % 100) + 1, (uint64_t)(path / 100 % 100) + 1,
                               (uint64_t)(path / 10000 % 100) + 1, 7, 8,
                               (uint64_t)(k * 13 % 100) + 1};
@@ -408,9 +414,9 @@ TEST(perfetto_threads_caller_paths_new_and_met)
         p[k] = read_raw(path, &o);
     }
     if (p[0] && p[1]) {
-        T_EQ_INT(p[1]->sample.n, NEW + AGAIN);
+        T_EQ_INT(p[1]->sample.n, ALL);
         size_t wrong = 0;
-        for (size_t i = 0; i < p[1]->sample.n && i < NEW + AGAIN; i++)
+        for (size_t i = 0; i < p[1]->sample.n && i < ALL; i++)
             if (strcmp(stack_text(p[1], p[1]->sample.stack[i]), want[i]) != 0 && wrong++ < 3)
                 t_fail(__FILE__, __LINE__, "sample %zu: %s, expected %s", i,
                        stack_text(p[1], p[1]->sample.stack[i]), want[i]);
