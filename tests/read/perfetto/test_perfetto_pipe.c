@@ -285,6 +285,19 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
     return same;
 }
 
+/* Writes the trace in b (and frees it) to name in the test's directory,
+ * its path into path; 1 when written whole. */
+static int write_trace(pb_buf *b, const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", t_tmpdir(), name);
+    FILE *f = fopen(path, "wb");
+    int written = f && !b->oom && fwrite(b->data, 1, b->len, f) == b->len;
+    if (f && fclose(f) != 0)
+        written = 0;
+    pb_buf_free(b);
+    return written;
+}
+
 static void same_at_any_threads(int long_n)
 {
     pb_buf b = {0};
@@ -296,13 +309,7 @@ static void same_at_any_threads(int long_n)
     }
     build(&b, &e, long_n);
     char path[700];
-    snprintf(path, sizeof path, "%s/pipe.pftrace", t_tmpdir());
-    FILE *f = fopen(path, "wb");
-    int written = f && !b.oom && fwrite(b.data, 1, b.len, f) == b.len;
-    if (f && fclose(f) != 0)
-        written = 0;
-    pb_buf_free(&b);
-    if (!written) {
+    if (!write_trace(&b, "pipe.pftrace", path, sizeof path)) {
         t_fail(__FILE__, __LINE__, "cannot write %s", path);
         free(e.text);
         return;
@@ -397,12 +404,7 @@ TEST(perfetto_threads_caller_paths_met_then_new)
         frames_text("f", frames, 6, want[k], sizeof want[k]);
     }
     char path[700];
-    snprintf(path, sizeof path, "%s/paths.pftrace", t_tmpdir());
-    FILE *f = fopen(path, "wb");
-    int written = f && !b.oom && fwrite(b.data, 1, b.len, f) == b.len;
-    if (f && fclose(f) != 0)
-        written = 0;
-    pb_buf_free(&b);
+    int written = write_trace(&b, "paths.pftrace", path, sizeof path);
     T_CHECK(written);
     if (!written)
         return;
