@@ -92,9 +92,15 @@ $(BUILD)/src/%.o: src/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -fPIC $(LTO_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+# The tests' own code is compiled without optimization: what they time
+# is the library's, built as above, and a clean clone's tests then build
+# in about half the time (15 s to 8 s here), which a change's checks wait
+# for.
+TEST_OPT = -O0
+
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(TEST_INC) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(TEST_OPT) $(DEPFLAGS) $(TEST_INC) -c -o $@ $<
 
 $(BUILD)/fuzz/%.o: fuzz/%.c
 	@mkdir -p $(dir $@)

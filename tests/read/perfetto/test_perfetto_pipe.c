@@ -207,7 +207,8 @@ static void build(pb_buf *b, expect *e, int long_n)
         sample_packet(b, t, iid, (int64_t)count, err);
         /* An ERROR root is added where the producer gave none. */
         if (err && !error_root[iid])
-            snprintf(e->text[e->n++], sizeof e->text[0], "ERROR MEMORY_INVALID;%s", texts[iid]);
+            snprintf(e->text[e->n++], sizeof e->text[0], "ERROR MEMORY_INVALID;%.378s",
+                     texts[iid]);
         else
             strcpy(e->text[e->n++], texts[iid]);
     }
