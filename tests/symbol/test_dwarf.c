@@ -4,7 +4,7 @@
  * Programs with static inline functions inlined a few levels deep (C, and
  * C++ when g++ is there: namespaces, member functions, templates) and a
  * shared library are built here with -g -O2; every address of each of
- * their functions (nm -S) is looked up and compared with what
+ * their functions (in the symbol table) is looked up and compared with what
  * `addr2line -a -i -f -C -e FILE` prints: the same number of levels, the
  * same function names (ours demangled with pc_demangle), the same file
  * basenames and lines.  Then a stripped copy found through its
@@ -137,10 +137,10 @@ static int build(char *why, size_t why_size)
     if (built >= 0)
         return built;
     built = 0;
-    if (system("command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 && "
+    if (system("command -v cc >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 && "
                "command -v addr2line >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 && "
                "command -v strip >/dev/null 2>&1") != 0) {
-        snprintf(why, why_size, "cc, nm, addr2line, objcopy or strip is absent: the DWARF tests are skipped");
+        snprintf(why, why_size, "cc, readelf, addr2line, objcopy or strip is absent: the DWARF tests are skipped");
         return 0;
     }
     snprintf(dir, sizeof dir, "%s/dwarf", t_tmpdir());
@@ -183,7 +183,7 @@ static int build(char *why, size_t why_size)
         }                                    \
     } while (0)
 
-/* The start and size nm -S gives for function symbol name; 0 when none. */
+/* The start and size the symbol table gives for function symbol name; 0 when none. */
 static const char *base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;
@@ -313,7 +313,7 @@ static void compare_function(pc_dwarf *d, const char *file, const char *sym)
 {
     uint64_t start = 0, size = 0;
     if (!nm_symbol(file, sym, &start, &size) || size == 0) {
-        t_fail(__FILE__, __LINE__, "nm has no %s in %s", sym, file);
+        t_fail(__FILE__, __LINE__, "the symbol table has no %s in %s", sym, file);
         return;
     }
     compare_range(d, file, start, size);
@@ -489,7 +489,7 @@ TEST(symbol_dwarf_damaged)
     path_of(bad, sizeof bad, "damaged");
     uint64_t start = 0, size = 0;
     if (!nm_symbol(orig, "pc_t_outer", &start, &size)) {
-        t_fail(__FILE__, __LINE__, "nm has no pc_t_outer");
+        t_fail(__FILE__, __LINE__, "the symbol table has no pc_t_outer");
         return;
     }
     size_t len = 0;

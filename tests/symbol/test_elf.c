@@ -2,8 +2,7 @@
  *
  * Real binaries are built here with the system's compiler (a shared
  * library and an executable of known functions, with chosen build ids),
- * and their symbols checked against nm's and their segments against
- * readelf's.  ELF32 and big-endian files, which the compiler here cannot
+ * and their symbols and segments checked against readelf's.  ELF32 and big-endian files, which the compiler here cannot
  * make, are written byte by byte, and so are the damaged ones. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,9 +74,9 @@ static int build(char *why, size_t why_size)
     if (built >= 0)
         return built;
     built = 0;
-    if (run("command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 && "
+    if (run("command -v cc >/dev/null 2>&1 && "
             "command -v strip >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1") != 0) {
-        snprintf(why, why_size, "cc, nm, strip or readelf is absent: the ELF tests are skipped");
+        snprintf(why, why_size, "cc, strip or readelf is absent: the ELF tests are skipped");
         return 0;
     }
     snprintf(dir, sizeof dir, "%s/elf", t_tmpdir());
@@ -111,7 +110,7 @@ static int build(char *why, size_t why_size)
         }                                    \
     } while (0)
 
-/* The address nm gives for symbol name in file; 0 when none. */
+/* The address the symbol table gives for symbol name in file; 0 when none. */
 static uint64_t nm_addr(const char *file, const char *name)
 {
     uint64_t start, size;
@@ -124,7 +123,7 @@ static void check_symbol(const pc_elf *e, const char *file, const char *name, co
 {
     uint64_t a = nm_addr(file, name);
     if (!a) {
-        t_fail(__FILE__, __LINE__, "nm has no %s in %s", name, file);
+        t_fail(__FILE__, __LINE__, "the symbol table has no %s in %s", name, file);
         return;
     }
     uint64_t start = 0;
@@ -230,7 +229,7 @@ TEST(symbol_elf_offset_to_vaddr)
         T_EQ_INT(pc_elf_offset_to_vaddr(e, off + filesz - 1, &got), 0);
         T_EQ_INT(got, vaddr + filesz - 1);
         T_EQ_INT(pc_elf_offset_to_vaddr(e, UINT64_MAX / 2, &got), -1);
-        /* The function nm names is where the offset of its bytes maps. */
+        /* The function the symbol table names is where the offset of its bytes maps. */
         uint64_t a = nm_addr(p, i == 0 ? "pc_t_alpha" : "pc_t_exe_one");
         T_EQ_INT(pc_elf_offset_to_vaddr(e, a - vaddr + off, &got), 0);
         T_EQ_STR(pc_elf_symbol(e, got, NULL), i == 0 ? "pc_t_alpha" : "pc_t_exe_one");

@@ -27,7 +27,7 @@ static const uint8_t BID[20] = {0x5e, 0x1f, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 
 
 typedef struct fixture {
     char dir[512];     /* holds libsym.so (with symbols) and other/ */
-    uint64_t addr[3];  /* sym_alpha, sym_beta, sym_gamma, from nm */
+    uint64_t addr[3];  /* sym_alpha, sym_beta, sym_gamma, from the symbol table */
 } fixture;
 
 static int run(const char *cmd)
@@ -39,9 +39,9 @@ static int run(const char *cmd)
  * another build id in DIR/other; reads the functions' addresses with nm. */
 static int build(fixture *fx)
 {
-    if (!run("command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 && "
+    if (!run("command -v cc >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 && "
              "command -v strip >/dev/null 2>&1")) {
-        t_skip("cc, nm or strip is missing");
+        t_skip("cc, readelf or strip is missing");
         return 0;
     }
     snprintf(fx->dir, sizeof fx->dir, "%s/sym", t_tmpdir());
@@ -140,7 +140,7 @@ TEST(symbolize_perfetto_by_build_id)
     /* Without --symbols: the addresses, as before. */
     leaf_first(&fx, NULL, 0, s, sizeof s, 0);
     T_CONTAINS(s, "libsym.so+0x");
-    /* With the folder holding the library: nm's names, root first. */
+    /* With the folder holding the library: the symbol table's names, root first. */
     const char *dirs[] = {fx.dir};
     leaf_first(&fx, dirs, 1, s, sizeof s, 0);
     T_EQ_STR(s, "sym_gamma;sym_beta;sym_alpha");
@@ -182,9 +182,9 @@ static const char INL[] =
 
 TEST(symbolize_inline_chains_as_addr2line)
 {
-    if (!run("command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 && "
+    if (!run("command -v cc >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 && "
              "command -v addr2line >/dev/null 2>&1")) {
-        t_skip("cc, nm or addr2line is missing");
+        t_skip("cc, readelf or addr2line is missing");
         return;
     }
     char dir[512], cmd[4096];
@@ -194,7 +194,7 @@ TEST(symbolize_inline_chains_as_addr2line)
              "cc -g -O2 -fPIC -shared -Wl,--build-id=0x" BID_HEX " -o libinl.so inl.c",
              dir, dir, INL);
     T_CHECK(run(cmd));
-    /* inl_outer's range, from nm -S. */
+    /* inl_outer's range, from the symbol table. */
     char lib[600];
     snprintf(lib, sizeof lib, "%s/libinl.so", dir);
     uint64_t start = 0, size = 0;
@@ -356,7 +356,7 @@ TEST_SLOW(symbolize_perf_data_of_a_stripped_program)
              dir, dir, dir, BURN);
     T_CHECK(run(cmd));
     snprintf(cmd, sizeof cmd,
-             "cd %s && perf record -q -e cpu-clock -F 2000 -g -o rec.data rec/burn "
+             "cd %s && " T_PERF_RECORD " -e cpu-clock -F 2000 -g -o rec.data rec/burn "
              ">/dev/null 2>&1",
              dir);
     if (!run(cmd)) {

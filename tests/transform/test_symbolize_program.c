@@ -148,9 +148,9 @@ static uint64_t to_vaddr(const prog *g, int file, uint64_t off)
 static int build(prog *g)
 {
     if (!run("command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 && "
-             "command -v nm >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 && "
+             "command -v strip >/dev/null 2>&1 && "
              "command -v addr2line >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1")) {
-        t_skip("cc, c++, nm, strip, addr2line or readelf is missing");
+        t_skip("cc, c++, strip, addr2line or readelf is missing");
         return 0;
     }
     memset(g, 0, sizeof *g);
@@ -566,7 +566,7 @@ static void body_symbolize_program_recorded_by_perf(const prog *g)
     }
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd %s && perf record -q -e cpu-clock -F 4000 -g -o rec.data rec/app "
+             "cd %s && " T_PERF_RECORD " -e cpu-clock -F 4000 -g -o rec.data rec/app "
              ">/dev/null 2>&1 && perf script -i rec.data > rec.txt 2>/dev/null",
              g->dir);
     if (!run(cmd)) {
@@ -577,7 +577,7 @@ static void body_symbolize_program_recorded_by_perf(const prog *g)
      * build of the same ids, run from where it was built, is named from
      * the file at its path without --symbols. */
     snprintf(cmd, sizeof cmd,
-             "cd %s && perf record -q -e cpu-clock -F 4000 -g -o full.data syms/app "
+             "cd %s && " T_PERF_RECORD " -e cpu-clock -F 4000 -g -o full.data syms/app "
              ">/dev/null 2>&1",
              g->dir);
     if (run(cmd)) {

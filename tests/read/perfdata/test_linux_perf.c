@@ -180,7 +180,7 @@ static const char *lp_unavailable(void)
         return why;
     }
     int rc = 0;
-    char *out = run_capture(&rc, "cd '%s' && perf record -q -e cpu-clock -o probe.data true 2>&1",
+    char *out = run_capture(&rc, "cd '%s' && " T_PERF_RECORD " -e cpu-clock -o probe.data true 2>&1",
                             lp_dir());
     if (rc != 0) {
         snprintf(why, sizeof why, "perf record fails here (perf_event_paranoid?): %.300s",
@@ -207,7 +207,7 @@ static int build(const char *name, const char *src, const char *cflags)
 static int record(const char *data, const char *args, const char *cmd)
 {
     int rc = 0;
-    char *out = run_capture(&rc, "cd '%s' && perf record -q %s -o '%s' %s 2>&1", lp_dir(), args,
+    char *out = run_capture(&rc, "cd '%s' && " T_PERF_RECORD " %s -o '%s' %s 2>&1", lp_dir(), args,
                             data, cmd);
     if (rc != 0) {
         t_skip("perf record %s failed: %.300s", args, out ? out : "");

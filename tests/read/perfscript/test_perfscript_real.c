@@ -160,7 +160,7 @@ static void check_recording(const char *dir, const char *tag, int callchains)
     snprintf(data, sizeof data, "%s/%s.data", dir, tag);
     snprintf(text, sizeof text, "%s/%s.txt", dir, tag);
     snprintf(report, sizeof report, "%s/%s.report", dir, tag);
-    if (sh("cd '%s' && perf record -q %s -e cpu-clock,task-clock -F 1999 -o '%s' ./burn "
+    if (sh("cd '%s' && " T_PERF_RECORD " %s -e cpu-clock,task-clock -F 1999 -o '%s' ./burn "
            ">/dev/null 2>&1", dir, callchains ? "-g" : "", data) != 0) {
         t_skip("perf record cannot record here (perf_event_paranoid or no permission)");
         return;
