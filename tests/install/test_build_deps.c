@@ -33,7 +33,16 @@ static int run(const char *cmd, char *out, size_t size)
 TEST_SLOW(install_build_deps_are_the_readme_line)
 {
     static char out[16384];
-    int rc = run("bash tests/tools/check-build-deps.sh 2>&1", out, sizeof out);
+    /* The build under test names the headers its compiles read, in its
+     * dependency files. */
+    char built[512], cmd[700];
+    snprintf(built, sizeof built, "%s", t_profconv());
+    char *slash = strrchr(built, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(cmd, sizeof cmd, "BUILT='%s' bash tests/tools/check-build-deps.sh 2>&1",
+             slash ? built : "");
+    int rc = run(cmd, out, sizeof out);
     if (rc == 77) {
         out[strcspn(out, "\n")] = 0;
         t_skip("%s", out);

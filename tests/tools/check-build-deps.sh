@@ -12,6 +12,12 @@
 # Run from the project root.  Exit 0: every file is accounted for; 1: some
 # are not, each printed with its package; 77: this system cannot tell
 # (no dpkg, no make), with the reason on the first line.
+#
+# With BUILT naming a build directory, the headers of each source are
+# read from the dependency file its compile there wrote (the Makefile's
+# -MD), where that file is newer than the source and names system
+# headers; the others are preprocessed here, which took most of this
+# script's time.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -60,13 +66,20 @@ while read -r -a w; do
         case $a in
             -c) compile=1 ;;
             -o) skipnext=1 ;;
-            -MMD | -MP) ;;
+            -MD | -MMD | -MP) ;;
             *.c) src=$a ;;
             "$b"/*.o | "$b"/*.a) link=1 ;;
             *) args+=("$a") ;;
         esac
     done
     if [ $compile = 1 ] && [ -n "$src" ]; then
+        d=${BUILT:-}/${out#"$b"/}
+        d=${d%.o}.d
+        # A file written by -MMD (an older build) names no system header.
+        if [ -n "${BUILT:-}" ] && [ -f "$d" ] && [ "$d" -nt "$src" ] && grep -q ' /' "$d"; then
+            echo "$d" >> "$tmp/depfiles"
+            continue
+        fi
         # Sources with the same flags are preprocessed in one run.
         key="${w[0]} ${args[*]}"
         groups[$key]+=" $src"
@@ -104,6 +117,9 @@ for ((i = 1; i <= k; i++)); do
     fi
     tr ' \\' '\n\n' < "$tmp/deps.$i" | grep '^/' >> "$tmp/files"
 done
+if [ -s "$tmp/depfiles" ]; then
+    xargs -r -d '\n' cat < "$tmp/depfiles" | tr ' \\' '\n\n' | sed 's/:$//' | grep '^/' >> "$tmp/files"
+fi
 
 # The programs, as the files they resolve to (cc is an alternatives link).
 sort -u "$tmp/programs" | while read -r prog; do
