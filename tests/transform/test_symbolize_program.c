@@ -45,7 +45,7 @@ static const char APP_SRC[] =
     "{ Acc a; for (unsigned i = 0; i < n; i++) a.add(i ^ a.v); return a.v; }\n"
     "}\n"
     "int main(int argc, char **)\n"
-    "{ unsigned s = 0; for (int r = 0; r < 40; r++) s += app::spin(3000000) + "
+    "{ unsigned s = 0; for (int r = 0; r < 20; r++) s += app::spin(3000000) + "
     "work_entry(3000000);\n"
     "  return (int)(s & 1) + argc - 1; }\n";
 

@@ -12,7 +12,7 @@
  * Recordings: (a) frame pointers (-g), (b) -O2 -fomit-frame-pointer with
  * --call-graph dwarf, (c) pthreads named with pthread_setname_np, (d) two
  * events, (e) a library built here and dlopen'ed, then an exec of another
- * program.  Each records about 0.4 s.  Skipped when cc or perf is missing
+ * program.  Each records about 0.2 s (400 samples).  Skipped when cc or perf is missing
  * or perf record fails (perf_event_paranoid, no PMU in a VM...). */
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,9 +40,9 @@
  * that f3 is not a tail call. */
 static const char prog_burn[] =
     BURN_MACRO
-    "BURN(f1, 0.24)\n"
-    "BURN(f2, 0.12)\n"
-    "BURN(f3, 0.04)\n"
+    "BURN(f1, 0.12)\n"
+    "BURN(f2, 0.06)\n"
+    "BURN(f3, 0.02)\n"
     "int main(void) { f1(); f2(); f3(); return sink == 42; }\n";
 
 /* (c): the main thread, then two named threads on the two cores. */
@@ -50,9 +50,9 @@ static const char prog_threads[] =
     "#define _GNU_SOURCE\n"
     "#include <pthread.h>\n"
     BURN_MACRO
-    "BURN(main_burn, 0.08)\n"
-    "BURN(alpha_burn, 0.25)\n"
-    "BURN(beta_burn, 0.15)\n"
+    "BURN(main_burn, 0.04)\n"
+    "BURN(alpha_burn, 0.125)\n"
+    "BURN(beta_burn, 0.075)\n"
     "static void *alpha(void *a) { (void)a; pthread_setname_np(pthread_self(), \"lp-alpha\");\n"
     "    alpha_burn(); return 0; }\n"
     "static void *beta(void *a) { (void)a; pthread_setname_np(pthread_self(), \"lp-beta\");\n"
@@ -69,13 +69,13 @@ static const char prog_threads[] =
 /* (e): the library, the program that dlopens it then execs the next. */
 static const char prog_lib[] =
     BURN_MACRO
-    "BURN(lib_burn, 0.15)\n";
+    "BURN(lib_burn, 0.075)\n";
 
 static const char prog_dl[] =
     "#include <dlfcn.h>\n"
     "#include <unistd.h>\n"
     BURN_MACRO
-    "BURN(dl_burn, 0.05)\n"
+    "BURN(dl_burn, 0.025)\n"
     "int main(int argc, char **argv) {\n"
     "    if (argc < 3) return 2;\n"
     "    void *h = dlopen(argv[1], RTLD_NOW);\n"
@@ -90,7 +90,7 @@ static const char prog_dl[] =
 
 static const char prog_after[] =
     BURN_MACRO
-    "BURN(after_burn, 0.15)\n"
+    "BURN(after_burn, 0.075)\n"
     "int main(void) { after_burn(); return sink == 42; }\n";
 
 /* ---- running commands ---- */
