@@ -159,18 +159,18 @@ static int build(prog *g)
     snprintf(g->rec, sizeof g->rec, "%s/rec", g->dir);
     snprintf(g->other, sizeof g->other, "%s/other", g->dir);
     static char cmd[8192];
-    /* Built in syms/, stripped into rec/, and again with other build ids
-     * into other/. */
+    /* Built in syms/, stripped into rec/, and linked again with other
+     * build ids into other/. */
     snprintf(cmd, sizeof cmd,
              "set -e; rm -rf %s; mkdir -p %s/syms %s/rec %s/other && cd %s && "
              "cat > w.c <<'EOF'\n%sEOF\n"
              "cat > a.cpp <<'EOF'\n%sEOF\n"
+             "cc -g -O2 -fPIC -fno-omit-frame-pointer -c -o w.o w.c\n"
+             "c++ -g -O2 -fno-omit-frame-pointer -c -o a.o a.cpp\n"
              "for d in syms:" LIB_BID ":" APP_BID " other:01:02; do\n"
              "  out=${d%%%%:*}; ids=${d#*:}; lib=${ids%%%%:*}; exe=${ids#*:}\n"
-             "  cc -g -O2 -fPIC -shared -fno-omit-frame-pointer -Wl,--build-id=0x$lib "
-             "-o $out/libwork.so w.c\n"
-             "  c++ -g -O2 -fno-omit-frame-pointer -Wl,--build-id=0x$exe -o $out/app a.cpp "
-             "-L$out -lwork -Wl,-rpath,'$ORIGIN'\n"
+             "  cc -shared -Wl,--build-id=0x$lib -o $out/libwork.so w.o\n"
+             "  c++ -Wl,--build-id=0x$exe -o $out/app a.o -L$out -lwork -Wl,-rpath,'$ORIGIN'\n"
              "done\n"
              "cp syms/libwork.so syms/app rec/ && strip --strip-all rec/libwork.so rec/app",
              g->dir, g->dir, g->dir, g->dir, g->dir, LIB_SRC, APP_SRC);
