@@ -12,7 +12,7 @@ typedef struct nm_sym {
     uint64_t start, size;
 } nm_sym;
 
-/* The last file asked about, known by its path, inode, size and time:
+/* The last file asked about, known by its path, inode, size and times:
  * the tests ask for many symbols of one file in a row, and rebuild files
  * at the same paths. */
 static struct {
@@ -35,10 +35,13 @@ static int same_file(const char *file, const struct stat *st)
     return last.sym && strcmp(last.path, file) == 0 && last.st.st_ino == st->st_ino &&
            last.st.st_dev == st->st_dev && last.st.st_size == st->st_size &&
            last.st.st_mtim.tv_sec == st->st_mtim.tv_sec &&
-           last.st.st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+           last.st.st_mtim.tv_nsec == st->st_mtim.tv_nsec &&
+           last.st.st_ctim.tv_sec == st->st_ctim.tv_sec &&
+           last.st.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-/* Reads file's .symtab through readelf; 0 when readelf cannot run. */
+/* Reads file's .symtab through readelf; 0 when readelf cannot run, fails,
+ * or finds no .symtab (a stripped file). */
 static int load(const char *file, const struct stat *st)
 {
     forget();

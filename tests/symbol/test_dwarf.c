@@ -140,7 +140,8 @@ static int build(char *why, size_t why_size)
     if (system("command -v cc >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 && "
                "command -v addr2line >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 && "
                "command -v strip >/dev/null 2>&1") != 0) {
-        snprintf(why, why_size, "cc, readelf, addr2line, objcopy or strip is absent: the DWARF tests are skipped");
+        snprintf(why, why_size,
+                 "cc, readelf, addr2line, objcopy or strip is absent: the DWARF tests are skipped");
         return 0;
     }
     snprintf(dir, sizeof dir, "%s/dwarf", t_tmpdir());
@@ -183,7 +184,7 @@ static int build(char *why, size_t why_size)
         }                                    \
     } while (0)
 
-/* The start and size the symbol table gives for function symbol name; 0 when none. */
+/* p's last component. */
 static const char *base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;

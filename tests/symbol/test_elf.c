@@ -2,8 +2,9 @@
  *
  * Real binaries are built here with the system's compiler (a shared
  * library and an executable of known functions, with chosen build ids),
- * and their symbols and segments checked against readelf's.  ELF32 and big-endian files, which the compiler here cannot
- * make, are written byte by byte, and so are the damaged ones. */
+ * and their symbols and segments checked against readelf's.  ELF32 and
+ * big-endian files, which the compiler here cannot make, are written byte
+ * by byte, and so are the damaged ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

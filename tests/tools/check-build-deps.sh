@@ -15,9 +15,9 @@
 #
 # With BUILT naming a build directory, the headers of each source are
 # read from the dependency file its compile there wrote (the Makefile's
-# -MD), where that file is newer than the source and names system
-# headers; the others are preprocessed here, which took most of this
-# script's time.
+# -MD), where that file is up to date and the build used the compiler
+# `make example` uses; the others are preprocessed here, which took most
+# of this script's time.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -53,6 +53,18 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SAN -u TSAN make -n -B BUILD="$b" "$b
     > "$tmp/commands" 2> "$tmp/make.err" ||
     { echo "make -n failed:"; cat "$tmp/make.err"; exit 1; }
 
+# Whether dependency file $1 describes source $2 as it is now: newer than
+# the source and than every project header (one may have gained an
+# include since), and written by -MD (-MMD names no system header).
+newest_header=$(find src include tests fuzz bench -name '*.h' -printf '%T@ %p\n' 2> /dev/null |
+                sort -n | tail -n 1 | cut -d' ' -f2-)
+fresh_deps() {
+    [ -f "$1" ] && [ "$1" -nt "$2" ] && { [ -z "$newest_header" ] || [ "$1" -nt "$newest_header" ]; } &&
+        grep -q ' /' "$1"
+}
+# The system headers a dependency file or `cc -M` output names.
+system_headers() { tr ' \\' '\n\n' | grep -v ':$' | grep '^/' | sort -u; }
+
 printf 'int main(void) { return 0; }\n' > "$tmp/main.c"
 : > "$tmp/files"
 declare -A groups=()
@@ -75,10 +87,23 @@ while read -r -a w; do
     if [ $compile = 1 ] && [ -n "$src" ]; then
         d=${BUILT:-}/${out#"$b"/}
         d=${d%.o}.d
-        # A file written by -MMD (an older build) names no system header.
-        if [ -n "${BUILT:-}" ] && [ -f "$d" ] && [ "$d" -nt "$src" ] && grep -q ' /' "$d"; then
-            echo "$d" >> "$tmp/depfiles"
-            continue
+        if [ -n "${BUILT:-}" ] && fresh_deps "$d" "$src"; then
+            # The build under test may have used another compiler (make
+            # CC=clang) and so other headers: the first source is
+            # preprocessed as `make example` would, and the build's files
+            # are used only if they name the same headers.
+            if [ -z "${checked_built:-}" ]; then
+                checked_built=1
+                "${w[0]}" "${args[@]}" -M "$src" 2> /dev/null | system_headers > "$tmp/probe.now"
+                system_headers < "$d" > "$tmp/probe.built"
+                if ! [ -s "$tmp/probe.now" ] || ! cmp -s "$tmp/probe.now" "$tmp/probe.built"; then
+                    BUILT=""
+                fi
+            fi
+            if [ -n "$BUILT" ]; then
+                echo "$d" >> "$tmp/depfiles"
+                continue
+            fi
         fi
         # Sources with the same flags are preprocessed in one run.
         key="${w[0]} ${args[*]}"
@@ -118,7 +143,7 @@ for ((i = 1; i <= k; i++)); do
     tr ' \\' '\n\n' < "$tmp/deps.$i" | grep '^/' >> "$tmp/files"
 done
 if [ -s "$tmp/depfiles" ]; then
-    xargs -r -d '\n' cat < "$tmp/depfiles" | tr ' \\' '\n\n' | sed 's/:$//' | grep '^/' >> "$tmp/files"
+    xargs -r -d '\n' cat < "$tmp/depfiles" | system_headers >> "$tmp/files"
 fi
 
 # The programs, as the files they resolve to (cc is an alternatives link).

@@ -2,7 +2,8 @@
  * binaries in the folders given, matched by build id (Perfetto) or by path
  * and file name (report-sample files, which carry no build id); a file
  * whose build id differs names nothing; without --symbols no file is
- * looked at.  The binaries are built here; names are checked against nm. */
+ * looked at.  The binaries are built here; names are checked against
+ * their symbol tables (readelf). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ static int run(const char *cmd)
 }
 
 /* Builds libsym.so with symbols in DIR, a stripped copy, and one with
- * another build id in DIR/other; reads the functions' addresses with nm. */
+ * another build id in DIR/other; reads the functions' addresses from its
+ * symbol table. */
 static int build(fixture *fx)
 {
     if (!run("command -v cc >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 && "
@@ -140,7 +142,8 @@ TEST(symbolize_perfetto_by_build_id)
     /* Without --symbols: the addresses, as before. */
     leaf_first(&fx, NULL, 0, s, sizeof s, 0);
     T_CONTAINS(s, "libsym.so+0x");
-    /* With the folder holding the library: the symbol table's names, root first. */
+    /* With the folder holding the library: the symbol table's names, root
+     * first. */
     const char *dirs[] = {fx.dir};
     leaf_first(&fx, dirs, 1, s, sizeof s, 0);
     T_EQ_STR(s, "sym_gamma;sym_beta;sym_alpha");

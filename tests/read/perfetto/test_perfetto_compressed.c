@@ -214,8 +214,9 @@ static size_t put_varint(uint8_t *p, uint64_t v)
  * gigabyte: zeros, which are no Trace; empty packets (a quarter of a
  * gigabyte, four times the limit: each of its 134 million packets is
  * read, 1.6 s for the whole gigabyte); a valid packet then zeros; one
- * packet claiming the gigabyte; a Trace field holding it (passed over).  Then the most a conversion holds by design: a packet of
- * 16 MiB in a zstd stream with a 32 MiB window.  Each is converted by the
+ * packet claiming the gigabyte; a Trace field holding it (passed over).
+ * Then the most a conversion holds by design: a packet of 16 MiB in a
+ * zstd stream with a 32 MiB window.  Each is converted by the
  * command line with --max-memory 64M (so its peak stays below 64 MB) in
  * a few seconds, to a verdict: the error, or nothing to show. */
 TEST_SLOW(perfetto_compressed_bombs)

@@ -120,10 +120,10 @@ TEST(threads_corpus_same_output)
 /* Every truncation and a byte flip at every offset of the fixture: the
  * same message (offset, record) either way.  Batches end and begin
  * anywhere, so errors surface at any point of the hand-over.  Each
- * offset is met with one of the thread counts in turn: each threaded
- * conversion here starts and stops its threads for a few kilobytes, and
- * with every count at every offset this test alone took 4-5 s of a
- * loaded machine's suite. */
+ * offset meets one thread count when cut there and the other when flipped
+ * there: each threaded conversion here starts and stops its threads for a
+ * few kilobytes, and with every count for each damage this test alone
+ * took 4-5 s of a loaded machine's suite. */
 TEST_SLOW(threads_damage_same_errors)
 {
     spe e;
@@ -135,7 +135,7 @@ TEST_SLOW(threads_damage_same_errors)
     for (size_t i = 0; i < len; i++) {
         memcpy(buf, e.out.data, len);
         buf[i] ^= 0x5a;
-        same_with(buf, len, "flipped", i % N_COUNTS, i % N_COUNTS + 1);
+        same_with(buf, len, "flipped", (i + 1) % N_COUNTS, (i + 1) % N_COUNTS + 1);
     }
     free(buf);
     spe_free(&e);
