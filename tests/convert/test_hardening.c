@@ -66,10 +66,22 @@ TEST(hardening_tiny_and_lying_inputs)
 }
 
 /* A recording big enough that writing its JSON takes a while: 150,000
- * samples whose stacks are nearly all different. */
-static int write_slow_input(const char *path)
+ * samples whose stacks are nearly all different, written once for the
+ * tests of this process that use it (a third of a second each time) as
+ * tmpdir/name, a link to the first. */
+static int write_slow_input(const char *name, char *path, size_t size)
 {
-    return write_simpleperf_file(path, 150000, 1) ? 0 : -1;
+    static char first[700];
+    snprintf(path, size, "%s/%s", t_tmpdir(), name);
+    if (first[0] && strcmp(first, path) == 0)
+        return 0;
+    if (first[0] && (unlink(path), link(first, path) == 0))
+        return 0;
+    if (!write_simpleperf_file(path, 150000, 1))
+        return -1;
+    if (!first[0])
+        snprintf(first, sizeof first, "%s", path);
+    return 0;
 }
 
 static int temp_files_in(const char *dir)
@@ -89,9 +101,8 @@ TEST_SLOW(hardening_signal_leaves_no_partial_output)
     char dir[600], in[700], out[700];
     snprintf(dir, sizeof dir, "%s/sig", t_tmpdir());
     mkdir(dir, 0700);
-    snprintf(in, sizeof in, "%s/slow.trace", dir);
     snprintf(out, sizeof out, "%s/out.json", dir);
-    if (write_slow_input(in) < 0) {
+    if (write_slow_input("slow.trace", in, sizeof in) < 0) {
         t_fail(__FILE__, __LINE__, "cannot write %s", in);
         return;
     }
@@ -147,10 +158,9 @@ TEST_SLOW(hardening_disk_full)
         t_skip("cannot mount a small tmpfs here (needs root): the full disk is not tested");
         return;
     }
-    snprintf(in, sizeof in, "%s/slow.trace", t_tmpdir());
     snprintf(out, sizeof out, "%s/out.json", dir);
     snprintf(errf, sizeof errf, "%s/full.err", t_tmpdir());
-    if (write_slow_input(in) == 0) {
+    if (write_slow_input("slow.trace", in, sizeof in) == 0) {
         FILE *f = fopen(out, "w");
         fputs("kept\n", f);
         fclose(f);
@@ -180,9 +190,8 @@ TEST_SLOW(hardening_max_memory)
            "--max-memory is tested in the normal build");
 #else
     char in[700], cmd[4000], errf[700];
-    snprintf(in, sizeof in, "%s/mem.trace", t_tmpdir());
     snprintf(errf, sizeof errf, "%s/mem.err", t_tmpdir());
-    if (write_slow_input(in) < 0)
+    if (write_slow_input("mem.trace", in, sizeof in) < 0)
         return;
     snprintf(cmd, sizeof cmd, "%s --max-memory 32M '%s' -o '%s/mem.json' 2> '%s'",
              t_profconv(), in, t_tmpdir(), errf);
