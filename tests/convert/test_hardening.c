@@ -73,10 +73,13 @@ static int write_slow_input(const char *name, char *path, size_t size)
 {
     static char first[700];
     snprintf(path, size, "%s/%s", t_tmpdir(), name);
-    if (first[0] && strcmp(first, path) == 0)
-        return 0;
-    if (first[0] && (unlink(path), link(first, path) == 0))
-        return 0;
+    if (first[0]) {
+        if (strcmp(first, path) == 0)
+            return 0;
+        unlink(path);
+        if (link(first, path) == 0)
+            return 0;
+    }
     if (!write_simpleperf_file(path, 150000, 1))
         return -1;
     if (!first[0])

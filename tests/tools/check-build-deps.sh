@@ -140,7 +140,7 @@ for ((i = 1; i <= k; i++)); do
     if [ -e "$tmp/cc.failed.$i" ]; then
         echo "preprocessing failed:"; cat "$tmp/cc.err.$i"; status=1
     fi
-    tr ' \\' '\n\n' < "$tmp/deps.$i" | grep '^/' >> "$tmp/files"
+    system_headers < "$tmp/deps.$i" >> "$tmp/files"
 done
 if [ -s "$tmp/depfiles" ]; then
     xargs -r -d '\n' cat < "$tmp/depfiles" | system_headers >> "$tmp/files"

@@ -453,8 +453,10 @@ TEST_SLOW(jslb_in_profiler)
         free(raw);
         which[n_in++] = i;
     }
-    if (!n_in)
+    if (!n_in) {
+        t_skip("none of the inputs is in ../shared");
         return;
+    }
     jv *r = t_validate(files, 3 * n_in);
     t_case("jslb_in_profiler: validate");
     T_EQ_INT(j_len(r), 3 * n_in);
@@ -463,8 +465,8 @@ TEST_SLOW(jslb_in_profiler)
         const jv *json = j_at(r, 3 * f);
         for (size_t k = 0; k < 3; k++)
             T_CHECK(j_get(j_at(r, 3 * f + k), "ok")->boolean);
-        /* Per thread: samples, weight, the call tree's total, markers and
-         * the function with the most self time; and the tracks. */
+        /* Per thread: samples, weight, the call tree's total and markers;
+         * and the tracks. */
         for (size_t k = 1; k < 3; k++) {
             const jv *other = j_at(r, 3 * f + k);
             const jv *a = j_get(json, "threads"), *b = j_get(other, "threads");
