@@ -23,7 +23,8 @@ typedef struct part {
     /* sort: the threads [lo, hi), those of them marked in unsorted */
     const size_t *first;
     const uint8_t *unsorted;
-    uint32_t *tmp;
+    uint64_t *keys;
+    int failed;
     /* fill: perm's rows for the input rows [lo, hi) by thread */
     const uint32_t *thread;
     size_t *next;
@@ -113,25 +114,25 @@ static void fit(void *col, size_t bytes)
         memcpy(col, &q, sizeof q);
 }
 
-/* The end of the run of idx[i..n) in time order. */
-static size_t run_end(const uint32_t *idx, size_t i, size_t n, const uint64_t *time)
+/* The end of the run of key[i..n) in order. */
+static size_t run_end(const uint64_t *key, size_t i, size_t n)
 {
-    while (++i < n && time[idx[i]] >= time[idx[i - 1]])
+    while (++i < n && key[i] >= key[i - 1])
         ;
     return i;
 }
 
 /* The first row of a run that merge_runs has not yet taken. */
 typedef struct run_head {
-    uint64_t time;
-    uint32_t idx, run;
+    uint64_t key;
+    uint32_t at, run;
 } run_head;
 
-/* By time, then input order: idx values are input positions, so ties
- * keep their order and the sort stays stable. */
+/* By key, then position: positions are in input order, so ties keep
+ * their order and the sort stays stable. */
 static int head_before(const run_head *a, const run_head *b)
 {
-    return a->time < b->time || (a->time == b->time && a->idx < b->idx);
+    return a->key < b->key || (a->key == b->key && a->at < b->at);
 }
 
 static void sift_down(run_head *h, size_t n, size_t i)
@@ -147,97 +148,161 @@ static void sift_down(run_head *h, size_t n, size_t i)
     h[i] = x;
 }
 
-/* Merges all the runs of idx in one pass, through a heap of their first
- * rows: each row costs comparisons of times the heap holds, where
- * merging two runs at a time reads every row's time again at each of
- * log2(runs) passes, far apart in the time column.  Returns 0, or -1 when
- * the heap could not be allocated (idx is then as it was). */
-static int merge_runs(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t *time,
+static void sift_up(run_head *h, size_t i)
+{
+    run_head x = h[i];
+    for (size_t up; i > 0 && head_before(&x, &h[up = (i - 1) / 2]); i = up)
+        h[i] = h[up];
+    h[i] = x;
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+    const run_head *x = a, *y = b;
+    return head_before(x, y) ? -1 : head_before(y, x) ? 1 : 0;
+}
+
+/* Merges all the runs of the n pairs (key, val) in one pass, through a
+ * heap of their first rows, into ks and vs and back.  A run joins the
+ * heap only when its first row is the next to go out: runs come from
+ * buffers read in turn, so few overlap in time, and the heap holds those
+ * few rather than thousands (its depth is what each row pays).  Returns
+ * 0, or -1 when the heap could not be allocated (nothing moved then). */
+static int merge_runs(uint64_t *key, uint32_t *val, size_t n, uint64_t *ks, uint32_t *vs,
                       size_t runs)
 {
     run_head *h = malloc(runs * sizeof *h);
-    uint32_t *next = malloc(runs * 2 * sizeof *next);  /* per run: next row, end */
-    if (!h || !next) {
+    run_head *wait = malloc(runs * sizeof *wait);  /* by first row */
+    uint32_t *end = malloc(runs * sizeof *end);
+    if (!h || !wait || !end) {
         free(h);
-        free(next);
+        free(wait);
+        free(end);
         return -1;
     }
-    size_t nh = 0;
-    for (size_t i = 0; i < n; nh++) {
-        size_t j = run_end(idx, i, n, time);
-        next[2 * nh] = (uint32_t)i + 1;
-        next[2 * nh + 1] = (uint32_t)j;
-        h[nh] = (run_head){time[idx[i]], idx[i], (uint32_t)nh};
+    size_t nr = 0;
+    for (size_t i = 0; i < n; nr++) {
+        size_t j = run_end(key, i, n);
+        end[nr] = (uint32_t)j;
+        wait[nr] = (run_head){key[i], (uint32_t)i, (uint32_t)nr};
         i = j;
     }
-    for (size_t i = nh / 2; i-- > 0;)
-        sift_down(h, nh, i);
+    /* Heads are distinct (positions are), so any sort gives one order. */
+    qsort(wait, nr, sizeof *wait, run_cmp);
+    size_t nh = 0, w = 0;
     for (size_t o = 0; o < n; o++) {
-        tmp[o] = h[0].idx;
-        uint32_t *q = next + 2 * (size_t)h[0].run;
-        if (q[0] < q[1]) {
-            uint32_t v = idx[q[0]++];
-            h[0].time = time[v];
-            h[0].idx = v;
+        while (w < nr && (nh == 0 || head_before(&wait[w], &h[0]))) {
+            h[nh] = wait[w++];
+            sift_up(h, nh++);
+        }
+        uint32_t at = h[0].at;
+        ks[o] = h[0].key;
+        vs[o] = val[at];
+        if (at + 1 < end[h[0].run]) {
+            h[0].key = key[at + 1];
+            h[0].at = at + 1;
         } else {
             h[0] = h[--nh];
         }
         sift_down(h, nh, 0);
     }
-    memcpy(idx, tmp, n * sizeof *idx);
+    memcpy(key, ks, n * sizeof *key);
+    memcpy(val, vs, n * sizeof *val);
     free(h);
-    free(next);
+    free(wait);
+    free(end);
     return 0;
 }
 
-/* Stable sort of sample indices by time, given in input order; tmp holds
- * n indices.  Rows out of order mostly come as interleaved runs in order
- * (a recorder's per-CPU buffers, thousands of them in a long trace), so
- * the runs there are are merged rather than the rows sorted from
- * scratch: at once where the heap of their heads stays small, else two
- * by two, pass after pass. */
-static void sort_by_time(uint32_t *idx, uint32_t *tmp, size_t n, const uint64_t *time)
+/* Stable sort of n pairs (key, val) by key, with ks and vs room for n
+ * more.  Rows out of order mostly come as interleaved runs in order (a
+ * recorder's per-CPU buffers, thousands of them in a long trace), so the
+ * runs there are are merged rather than the rows sorted from scratch: at
+ * once where the heap of their heads stays small, else two by two, pass
+ * after pass. */
+static void sort_pairs(uint64_t *key, uint32_t *val, size_t n, uint64_t *ks, uint32_t *vs)
 {
     size_t runs = 0;
     for (size_t i = 0; i < n; runs++)
-        i = run_end(idx, i, n, time);
-    if (runs <= 1 || (runs <= 1 << 16 && merge_runs(idx, tmp, n, time, runs) == 0))
+        i = run_end(key, i, n);
+    if (runs <= 1 || (runs <= 1 << 16 && merge_runs(key, val, n, ks, vs, runs) == 0))
         return;
-    uint32_t *src = idx, *dst = tmp;
+    uint64_t *sk = key, *dk = ks;
+    uint32_t *sv = val, *dv = vs;
     for (;;) {
         runs = 0;
         for (size_t i = 0; i < n;) {
-            size_t j = run_end(src, i, n, time), k = j < n ? run_end(src, j, n, time) : n;
+            size_t j = run_end(sk, i, n), k = j < n ? run_end(sk, j, n) : n;
             size_t a = i, b = j, o = i;
             /* Ties take the earlier run's row: the order stays stable. */
-            while (a < j && b < k)
-                dst[o++] = time[src[b]] < time[src[a]] ? src[b++] : src[a++];
-            while (a < j)
-                dst[o++] = src[a++];
-            while (b < k)
-                dst[o++] = src[b++];
+            while (a < j && b < k) {
+                size_t from = sk[b] < sk[a] ? b++ : a++;
+                dk[o] = sk[from];
+                dv[o++] = sv[from];
+            }
+            for (; a < j; o++, a++) {
+                dk[o] = sk[a];
+                dv[o] = sv[a];
+            }
+            for (; b < k; o++, b++) {
+                dk[o] = sk[b];
+                dv[o] = sv[b];
+            }
             i = k;
             runs++;
         }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
+        uint64_t *tk = sk;
+        uint32_t *tv = sv;
+        sk = dk;
+        sv = dv;
+        dk = tk;
+        dv = tv;
         if (runs <= 1)
             break;
     }
-    if (src != idx)
-        memcpy(idx, src, n * sizeof *idx);
+    if (sk != key) {
+        memcpy(key, sk, n * sizeof *key);
+        memcpy(val, sv, n * sizeof *val);
+    }
 }
 
 /* Sorts by time the rows of each thread in [lo, hi) that the input had
- * out of order; tmp's rows are the threads' own, so parts never meet. */
+ * out of order.  The times are read in the thread's own order, next to
+ * each other: from keys (the time column already grouped, sorted with
+ * perm) or, without it, gathered from time through perm into scratch.
+ * Reading them through perm at every step of the sort jumped about the
+ * time column, a cache miss a row.  Scratch is the part's own, as large
+ * as its largest thread to sort; w->failed is set where there is none. */
 static void sort_threads(part *w)
 {
     const size_t *first = w->first;
+    size_t most = 0;
     for (size_t t = w->lo; t < w->hi; t++)
-        if (w->unsorted[t])
-            sort_by_time(w->perm + first[t], w->tmp + first[t], first[t + 1] - first[t],
-                         w->time);
+        if (w->unsorted[t] && first[t + 1] - first[t] > most)
+            most = first[t + 1] - first[t];
+    if (!most)
+        return;
+    size_t bytes = w->keys ? 12 : 20;  /* a row: scratch, and gathered times */
+    unsigned char *room = malloc(most * bytes);
+    if (!room) {
+        w->failed = 1;
+        return;
+    }
+    pc_prefault(room, 0, most * bytes);
+    uint64_t *ks = (uint64_t *)(void *)room, *own = ks + most;
+    uint32_t *vs = (uint32_t *)(void *)(ks + (w->keys ? most : 2 * most));
+    for (size_t t = w->lo; t < w->hi; t++) {
+        if (!w->unsorted[t])
+            continue;
+        size_t m = first[t + 1] - first[t];
+        uint32_t *val = w->perm + first[t];
+        uint64_t *key = w->keys ? w->keys + first[t] : own;
+        if (!w->keys)
+            for (size_t i = 0; i < m; i++)
+                key[i] = w->time[val[i]];
+        sort_pairs(key, val, m, ks, vs);
+    }
+    free(room);
 }
 
 /* perm's rows for the input rows [lo, hi): each thread's from next[t]
@@ -256,31 +321,28 @@ static void fill(part *w)
     }
 }
 
-/* rows and unsorted_known: for the threads below known, their rows and
- * whether these came out of time order (the sample table's tally; the
+/* Groups the n rows by thread into perm, keeping input order within a
+ * thread, and marks in unsorted (nt + 1 bytes, zeroed) the threads whose
+ * rows came out of time order.  rows and unsorted_known: for the threads
+ * below known, their rows and that mark (the sample table's tally; the
  * other threads have none), or NULL for a pass here. */
-static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
+static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
                       const size_t *rows, const uint8_t *unsorted_known, size_t known,
-                      uint32_t *perm, size_t *first, int nw)
+                      uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
 {
     size_t *next = malloc((nt + 1) * sizeof *next);
     size_t *ends = malloc((nt + 1) * sizeof *ends);
-    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     uint64_t *last = calloc(nt + 1, sizeof *last);
-    uint8_t *unsorted = calloc(nt + 1, 1);
-    if (!next || !ends || !tmp || !last || !unsorted) {
+    if (!next || !ends || !last) {
         free(next);
         free(ends);
-        free(tmp);
         free(last);
-        free(unsorted);
         return -1;
     }
     /* Counting sort by thread keeps input order within a thread, so a
      * thread's rows need sorting where the input had them out of order:
      * seen in input order, by the tally as rows came, or else here in a
-     * pass through the columns as they lie (reading each thread's times
-     * through perm would jump about the time column)... */
+     * pass through the columns as they lie. */
     memset(first, 0, (nt + 1) * sizeof *first);
     if (rows) {
         size_t k = known < nt ? known : nt;
@@ -311,38 +373,46 @@ static int order_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
         f[0].hi = n;
         fill(&f[0]);
     }
-    /* The sorts' scratch: where a thread is sorted, all its rows are
-     * written, so its pages are mapped in one call; where none is, it is
-     * never touched, and mapping it would only cost. */
-    int any = 0;
-    for (size_t t = 0; t < nt && !any; t++)
-        any = unsorted[t];
-    if (any)
-        pc_prefault(tmp, 0, n * sizeof *tmp);
-    /* ...and only those are sorted.  Parts take whole threads, about as
-     * many rows each. */
+    free(next);
+    free(ends);
+    free(last);
+    return 0;
+}
+
+/* Sorts the threads marked in unsorted by time (see sort_threads).  Parts
+ * take whole threads, about as many rows each.  Returns 0, or -1 out of
+ * memory (some threads may then be sorted, others not). */
+static int sort_groups(uint64_t *keys, const uint64_t *time, uint32_t *perm,
+                       const size_t *first, const uint8_t *unsorted, size_t n, size_t nt,
+                       int nw)
+{
     part w[MAX_WORKERS];
     size_t t = 0;
     for (int k = 0; k < nw; k++) {
         size_t lo = t, until = n * (size_t)(k + 1) / (size_t)nw;
         while (t < nt && (k == nw - 1 || first[t + 1] <= until))
             t++;
-        w[k] = (part){.first = first, .unsorted = unsorted, .tmp = tmp, .perm = perm,
+        w[k] = (part){.first = first, .unsorted = unsorted, .keys = keys, .perm = perm,
                       .time = time, .lo = lo, .hi = t, .fn = sort_threads};
     }
     run_parts(w, nw);
-    free(next);
-    free(ends);
-    free(tmp);
-    free(last);
-    free(unsorted);
+    for (int k = 0; k < nw; k++)
+        if (w[k].failed)
+            return -1;
     return 0;
 }
 
 int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
                        size_t n, size_t nt, uint32_t *perm, size_t *first)
 {
-    return order_rows(thread, time, n, nt, NULL, NULL, 0, perm, first, 1);
+    uint8_t *unsorted = calloc(nt + 1, 1);
+    int res = !unsorted ||
+                      place_rows(thread, time, n, nt, NULL, NULL, 0, perm, first, unsorted, 1) < 0 ||
+                      sort_groups(NULL, time, perm, first, unsorted, n, nt, 1) < 0
+                  ? -1
+                  : 0;
+    free(unsorted);
+    return res;
 }
 
 /* Sets sample.first[t] to the index of thread t's first sample, for rows
@@ -362,6 +432,16 @@ int pc_group_samples(pc_profile *p)
     return pc_group_samples_on(p, 1);
 }
 
+/* Without its thread column the table is only good for freeing: it is
+ * emptied.  Returns -1. */
+static int group_failed(pc_profile *p, uint32_t *perm)
+{
+    free(perm);
+    p->sample.n = p->sample.cap = p->sample.mapped = 0;
+    memset(p->sample.first, 0, (p->thread.n + 1) * sizeof *p->sample.first);
+    return -1;
+}
+
 int pc_group_samples_on(pc_profile *p, int threads)
 {
     size_t n = p->sample.n, nt = p->thread.n;
@@ -376,49 +456,71 @@ int pc_group_samples_on(pc_profile *p, int threads)
         tally = p->sample.tally.rows[t] == 0;
     size_t *first = realloc(p->sample.first, (nt + 1) * sizeof *first);
     uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+    uint8_t *unsorted = calloc(nt + 1, 1);
     if (first)
         p->sample.first = first;
-    /* Every row of perm and scratch is written: mapped in one call each. */
+    /* Every row of perm is written: mapped in one call. */
     if (perm)
         pc_prefault(perm, 0, n * sizeof *perm);
-    if (!first || !perm ||
-        order_rows(p->sample.thread, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
-                   p->sample.tally.unsorted, p->sample.tally.cap, perm, first, nw) < 0) {
+    if (!first || !perm || !unsorted ||
+        place_rows(p->sample.thread, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
+                   p->sample.tally.unsorted, p->sample.tally.cap, perm, first, unsorted,
+                   nw) < 0) {
         pc_tally_drop(p);
         free(perm);
+        free(unsorted);
         return -1;
     }
     pc_tally_drop(p);
-    /* Rows grouped already (one thread, or threads one after another)
-     * stay where they are. */
+    int any = 0;
+    for (size_t t = 0; t < nt && !any; t++)
+        any = unsorted[t];
+    /* Rows grouped and in order already (one thread, or threads one after
+     * another) stay where they are. */
     size_t moved = 0;
-    while (moved < n && perm[moved] == moved)
+    while (!any && moved < n && perm[moved] == moved)
         moved++;
-    if (moved == n) {
+    if (!any && moved == n) {
         free(perm);
+        free(unsorted);
         return 0;
     }
-    /* Only now: the ordering's own buffer is gone, so the two are never
-     * held at once.  The thread column is not moved but written again
-     * from first, into perm's block at the end, so its own block goes
-     * before the spare comes.  Each column then moves into the block the
-     * one before it left, widest first, which is cut to the column's size
-     * (the rest of the block goes back to the system).  With one event
-     * and 4-byte weights the table is 22 bytes a sample and grouping's
-     * peak 30 (perm and the 8-byte spare, less the thread column). */
+    /* The thread column is not moved but written again from first, into
+     * perm's block at the end, so its own block goes before the spare
+     * comes.  The time column goes first, grouped but not yet sorted,
+     * and the threads that need it are then sorted in it, their times
+     * side by side, with perm.  Each other column then moves into the
+     * block the one before it left (a spare made for them where the
+     * sorts took the time column's old block), widest first, which is
+     * cut to the column's size (the rest of the block goes back to the
+     * system).  With one event and 4-byte weights the table is 22 bytes
+     * a sample, and grouping's peak 30 (perm and the 8-byte spare, less
+     * the thread column).  The sorts' scratch, 12 bytes a row of the
+     * largest thread to sort in each part, passes that only where those
+     * threads hold more than two thirds of the rows. */
     free(p->sample.thread);
     p->sample.thread = NULL;
     void *spare = malloc(n * sizeof(uint64_t));
     if (!spare) {
-        /* Without its thread column the table is only good for freeing:
-         * it is emptied. */
-        free(perm);
-        p->sample.n = p->sample.cap = p->sample.mapped = 0;
-        memset(first, 0, (nt + 1) * sizeof *first);
-        return -1;
+        free(unsorted);
+        return group_failed(p, perm);
     }
     pc_prefault(spare, 0, n * sizeof(uint64_t));
     permute(&p->sample.time, sizeof *p->sample.time, perm, n, &spare, nw);
+    if (any) {
+        free(spare);
+        int sorted = sort_groups(p->sample.time, NULL, perm, first, unsorted, n, nt, nw);
+        free(unsorted);
+        unsorted = NULL;
+        spare = sorted < 0 ? NULL
+                           : malloc(n * (p->sample.weight ? sizeof *p->sample.weight
+                                                          : sizeof *p->sample.stack));
+        if (!spare)
+            return group_failed(p, perm);
+        pc_prefault(spare, 0, n * (p->sample.weight ? sizeof *p->sample.weight
+                                                    : sizeof *p->sample.stack));
+    }
+    free(unsorted);
     if (p->sample.weight) {
         permute(&p->sample.weight, sizeof *p->sample.weight, perm, n, &spare, nw);
         fit(&p->sample.weight, n * sizeof *p->sample.weight);
