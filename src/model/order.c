@@ -15,23 +15,33 @@
  * same bytes for any count. */
 enum { MAX_WORKERS = 8, MIN_ROWS_SPLIT = 1 << 16 };
 
+/* Columns a sort puts in order, each in place. */
+enum { MAX_COLS = 6 };
+
 typedef struct part {
-    /* gather: dst[i] = src[perm[i]] for i in [lo, hi), size bytes a row */
+    /* scatter: dst[at[i]] = src[i] for i in [lo, hi), size bytes a row */
     unsigned char *dst;
     const unsigned char *src;
     size_t size;
-    /* sort: the threads [lo, hi), those of them marked in unsorted */
+    /* where each input row goes (fill writes it) */
+    uint32_t *at;
+    /* sort: the threads [lo, hi), those of them marked in unsorted, by
+     * keys (rows grouped by thread), each order given in pos (rows of
+     * the thread's), then applied to the columns col */
     const size_t *first;
     const uint8_t *unsorted;
-    uint64_t *keys;
+    const uint64_t *keys;
+    uint32_t *pos;
+    unsigned char *col[MAX_COLS];
+    size_t col_size[MAX_COLS];
+    int n_col;
     int failed;
-    /* fill: perm's rows for the input rows [lo, hi) by thread */
+    /* fill: where the input rows [lo, hi) go, by thread (at or perm) */
     const uint32_t *thread;
     size_t *next;
     int backward;
     /* all */
     uint32_t *perm;
-    const uint64_t *time;
     size_t lo, hi;
     void (*fn)(struct part *);
 } part;
@@ -60,45 +70,51 @@ static void run_parts(part *w, int n)
     }
 }
 
-static void gather(part *w)
+/* Rows are moved from where they are to where they go, not fetched
+ * from where they are: the reads then go through each column once, in
+ * order, and the writes go to as many places as there are threads, each
+ * one after the other.  Fetched in output order, a thread's rows lie one
+ * in every few of the input's, so each thread read every cache line of
+ * the column again (8 threads: 8 times the column's bytes). */
+static void scatter(part *w)
 {
-    const uint32_t *perm = w->perm;
+    const uint32_t *at = w->at;
     size_t lo = w->lo, hi = w->hi;
     if (w->size == 8) {
         uint64_t *d = (uint64_t *)(void *)w->dst;
         const uint64_t *s = (const uint64_t *)(const void *)w->src;
         for (size_t i = lo; i < hi; i++)
-            d[i] = s[perm[i]];
+            d[at[i]] = s[i];
     } else if (w->size == 4) {
         uint32_t *d = (uint32_t *)(void *)w->dst;
         const uint32_t *s = (const uint32_t *)(const void *)w->src;
         for (size_t i = lo; i < hi; i++)
-            d[i] = s[perm[i]];
+            d[at[i]] = s[i];
     } else if (w->size == 2) {
         uint16_t *d = (uint16_t *)(void *)w->dst;
         const uint16_t *s = (const uint16_t *)(const void *)w->src;
         for (size_t i = lo; i < hi; i++)
-            d[i] = s[perm[i]];
+            d[at[i]] = s[i];
     } else {
         for (size_t i = lo; i < hi; i++)
-            memcpy(w->dst + i * w->size, w->src + (size_t)perm[i] * w->size, w->size);
+            memcpy(w->dst + (size_t)at[i] * w->size, w->src + i * w->size, w->size);
     }
 }
 
-/* Column *col reordered by perm (new row i takes old row perm[i]) into
- * *spare, which then becomes the column; the column's old block becomes
- * the spare.  Both blocks must hold n rows of the column.  The rows are
- * split into nw parts of equal size. */
-static void permute(void *col, size_t size, const uint32_t *perm, size_t n, void **spare,
-                    int nw)
+/* Column *col reordered (old row i goes to at[i], a permutation of the n
+ * rows) into *spare, which then becomes the column; the column's old
+ * block becomes the spare.  Both blocks must hold n rows of the column.
+ * The rows are split into nw parts of equal size, which write to
+ * different rows. */
+static void permute(void *col, size_t size, uint32_t *at, size_t n, void **spare, int nw)
 {
     unsigned char *src;
     memcpy(&src, col, sizeof src);
     part w[MAX_WORKERS];
     for (int k = 0; k < nw; k++)
-        w[k] = (part){.dst = *spare, .src = src, .size = size, .perm = (uint32_t *)perm,
+        w[k] = (part){.dst = *spare, .src = src, .size = size, .at = at,
                       .lo = n * (size_t)k / (size_t)nw, .hi = n * (size_t)(k + 1) / (size_t)nw,
-                      .fn = gather};
+                      .fn = scatter};
     run_parts(w, nw);
     memcpy(col, spare, sizeof *spare);
     *spare = src;
@@ -162,14 +178,13 @@ static int run_cmp(const void *a, const void *b)
     return head_before(x, y) ? -1 : head_before(y, x) ? 1 : 0;
 }
 
-/* Merges all the runs of the n pairs (key, val) in one pass, through a
- * heap of their first rows, into ks and vs and back.  A run joins the
- * heap only when its first row is the next to go out: runs come from
- * buffers read in turn, so few overlap in time, and the heap holds those
- * few rather than thousands (its depth is what each row pays).  Returns
- * 0, or -1 when the heap could not be allocated (nothing moved then). */
-static int merge_runs(uint64_t *key, uint32_t *val, size_t n, uint64_t *ks, uint32_t *vs,
-                      size_t runs)
+/* The order of the n keys into pos (pos[k]: the position of the k-th),
+ * merging all their runs in one pass through a heap of their first rows.
+ * A run joins the heap only when its first row is the next to go out:
+ * runs come from buffers read in turn, so few overlap in time, and the
+ * heap holds those few rather than thousands (its depth is what each row
+ * pays).  Returns 0, or -1 when the heap could not be allocated. */
+static int merge_runs(const uint64_t *key, size_t n, uint32_t *pos, size_t runs)
 {
     run_head *h = malloc(runs * sizeof *h);
     run_head *wait = malloc(runs * sizeof *wait);  /* by first row */
@@ -196,8 +211,7 @@ static int merge_runs(uint64_t *key, uint32_t *val, size_t n, uint64_t *ks, uint
             sift_up(h, nh++);
         }
         uint32_t at = h[0].at;
-        ks[o] = h[0].key;
-        vs[o] = val[at];
+        pos[o] = at;
         if (at + 1 < end[h[0].run]) {
             h[0].key = key[at + 1];
             h[0].at = at + 1;
@@ -206,73 +220,118 @@ static int merge_runs(uint64_t *key, uint32_t *val, size_t n, uint64_t *ks, uint
         }
         sift_down(h, nh, 0);
     }
-    memcpy(key, ks, n * sizeof *key);
-    memcpy(val, vs, n * sizeof *val);
     free(h);
     free(wait);
     free(end);
     return 0;
 }
 
-/* Stable sort of n pairs (key, val) by key, with ks and vs room for n
- * more.  Rows out of order mostly come as interleaved runs in order (a
- * recorder's per-CPU buffers, thousands of them in a long trace), so the
- * runs there are are merged rather than the rows sorted from scratch: at
- * once where the heap of their heads stays small, else two by two, pass
- * after pass. */
-static void sort_pairs(uint64_t *key, uint32_t *val, size_t n, uint64_t *ks, uint32_t *vs)
+/* The stable order of the n keys into pos (see merge_runs).  Rows out of
+ * order mostly come as interleaved runs in order (a recorder's per-CPU
+ * buffers, thousands of them in a long trace), so the runs there are are
+ * merged rather than the rows sorted from scratch: at once where the heap
+ * of their heads stays small, else two by two, pass after pass.  Returns
+ * 0, or -1 out of memory. */
+static int sort_positions(const uint64_t *key, size_t n, uint32_t *pos)
 {
     size_t runs = 0;
     for (size_t i = 0; i < n; runs++)
         i = run_end(key, i, n);
-    if (runs <= 1 || (runs <= 1 << 16 && merge_runs(key, val, n, ks, vs, runs) == 0))
-        return;
-    uint64_t *sk = key, *dk = ks;
-    uint32_t *sv = val, *dv = vs;
+    if (runs <= 1 << 16 && merge_runs(key, n, pos, runs) == 0)
+        return 0;
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    /* Runs of positions: [i, j) is a run where the keys of pos[i..j)
+     * rise. */
+    for (size_t i = 0; i < n; i++)
+        pos[i] = (uint32_t)i;
+    uint32_t *src = pos, *dst = tmp;
     for (;;) {
         runs = 0;
         for (size_t i = 0; i < n;) {
-            size_t j = run_end(sk, i, n), k = j < n ? run_end(sk, j, n) : n;
+            size_t j = i + 1, k;
+            while (j < n && key[src[j]] >= key[src[j - 1]])
+                j++;
+            k = j < n ? j + 1 : n;
+            while (k < n && key[src[k]] >= key[src[k - 1]])
+                k++;
             size_t a = i, b = j, o = i;
             /* Ties take the earlier run's row: the order stays stable. */
-            while (a < j && b < k) {
-                size_t from = sk[b] < sk[a] ? b++ : a++;
-                dk[o] = sk[from];
-                dv[o++] = sv[from];
-            }
-            for (; a < j; o++, a++) {
-                dk[o] = sk[a];
-                dv[o] = sv[a];
-            }
-            for (; b < k; o++, b++) {
-                dk[o] = sk[b];
-                dv[o] = sv[b];
-            }
+            while (a < j && b < k)
+                dst[o++] = key[src[b]] < key[src[a]] ? src[b++] : src[a++];
+            while (a < j)
+                dst[o++] = src[a++];
+            while (b < k)
+                dst[o++] = src[b++];
             i = k;
             runs++;
         }
-        uint64_t *tk = sk;
-        uint32_t *tv = sv;
-        sk = dk;
-        sv = dv;
-        dk = tk;
-        dv = tv;
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
         if (runs <= 1)
             break;
     }
-    if (sk != key) {
-        memcpy(key, sk, n * sizeof *key);
-        memcpy(val, sv, n * sizeof *val);
+    if (src != pos)
+        memcpy(pos, src, n * sizeof *pos);
+    free(tmp);
+    return 0;
+}
+
+/* The m rows of col (size bytes each, at most 8) put in the order pos
+ * (row k takes row pos[k]), in place, one cycle of the permutation after
+ * another; seen: m bytes.  Orders out of time are local (buffers overlap
+ * a little), so the rows a cycle moves are near each other. */
+static inline void reorder_rows(unsigned char *col, size_t size, const uint32_t *pos, size_t m,
+                                uint8_t *seen)
+{
+    memset(seen, 0, m);
+    for (size_t s = 0; s < m; s++) {
+        if (seen[s] || pos[s] == s)
+            continue;
+        unsigned char save[8];
+        memcpy(save, col + s * size, size);
+        size_t k = s;
+        for (;;) {
+            seen[k] = 1;
+            size_t from = pos[k];
+            if (from == s) {
+                memcpy(col + k * size, save, size);
+                break;
+            }
+            memcpy(col + k * size, col + from * size, size);
+            k = from;
+        }
     }
 }
 
-/* Sorts by time the rows of each thread in [lo, hi) that the input had
- * out of order.  The times are read in the thread's own order, next to
- * each other: from keys (the time column already grouped, sorted with
- * perm) or, without it, gathered from time through perm into scratch.
- * Reading them through perm at every step of the sort jumped about the
- * time column, a cache miss a row.  Scratch is the part's own, as large
- * as its largest thread to sort; w->failed is set where there is none. */
+/* reorder_rows with the size known, so that each row moves in one
+ * instruction.  The tables' columns are of 1, 2, 4 or 8 bytes a row;
+ * -1 for any other size. */
+static int reorder(unsigned char *col, size_t size, const uint32_t *pos, size_t m,
+                   uint8_t *seen)
+{
+    if (size == 8)
+        reorder_rows(col, 8, pos, m, seen);
+    else if (size == 4)
+        reorder_rows(col, 4, pos, m, seen);
+    else if (size == 2)
+        reorder_rows(col, 2, pos, m, seen);
+    else if (size == 1)
+        reorder_rows(col, 1, pos, m, seen);
+    else
+        return -1;
+    return 0;
+}
+
+/* Sorts by time the rows of each thread in [lo, hi) that came out of
+ * order: their order found from their times side by side (keys), then
+ * applied to each column in place.  Reading the times through an index
+ * jumped about the time column, a cache miss a row, and moving whole
+ * columns through the order again would map a block for each.  pos: a
+ * row's room for each row; scratch of its own for the rest, a byte a row
+ * of its largest thread to sort; w->failed is set where there is none. */
 static void sort_threads(part *w)
 {
     const size_t *first = w->first;
@@ -282,53 +341,63 @@ static void sort_threads(part *w)
             most = first[t + 1] - first[t];
     if (!most)
         return;
-    size_t bytes = w->keys ? 12 : 20;  /* a row: scratch, and gathered times */
-    unsigned char *room = malloc(most * bytes);
-    if (!room) {
+    uint8_t *seen = malloc(most);
+    if (!seen) {
         w->failed = 1;
         return;
     }
-    pc_prefault(room, 0, most * bytes);
-    uint64_t *ks = (uint64_t *)(void *)room, *own = ks + most;
-    uint32_t *vs = (uint32_t *)(void *)(ks + (w->keys ? most : 2 * most));
     for (size_t t = w->lo; t < w->hi; t++) {
         if (!w->unsorted[t])
             continue;
-        size_t m = first[t + 1] - first[t];
-        uint32_t *val = w->perm + first[t];
-        uint64_t *key = w->keys ? w->keys + first[t] : own;
-        if (!w->keys)
-            for (size_t i = 0; i < m; i++)
-                key[i] = w->time[val[i]];
-        sort_pairs(key, val, m, ks, vs);
+        size_t f = first[t], m = first[t + 1] - f;
+        uint32_t *pos = w->pos + f;
+        if (sort_positions(w->keys + f, m, pos) < 0) {
+            w->failed = 1;
+            break;
+        }
+        for (int c = 0; c < w->n_col; c++)
+            if (reorder(w->col[c] + f * w->col_size[c], w->col_size[c], pos, m, seen) < 0)
+                w->failed = 1;
     }
-    free(room);
+    free(seen);
 }
 
-/* perm's rows for the input rows [lo, hi): each thread's from next[t]
- * up, or backward, taking the rows from the last, from next[t] down. */
+/* Where the input rows [lo, hi) go: each thread's from next[t] up, or
+ * backward, taking the rows from the last, from next[t] down.  Into at
+ * (at[i]: where row i goes; at may be thread itself, as each row's
+ * thread is read before its place is written over it), else into perm
+ * (perm[k]: the row that goes to k). */
 static void fill(part *w)
 {
     const uint32_t *thread = w->thread;
-    uint32_t *perm = w->perm;
+    uint32_t *perm = w->perm, *at = w->at;
     size_t *next = w->next;
     if (!w->backward) {
-        for (size_t i = w->lo; i < w->hi; i++)
-            perm[next[thread[i]]++] = (uint32_t)i;
+        if (at)
+            for (size_t i = w->lo; i < w->hi; i++)
+                at[i] = (uint32_t)next[thread[i]]++;
+        else
+            for (size_t i = w->lo; i < w->hi; i++)
+                perm[next[thread[i]]++] = (uint32_t)i;
     } else {
-        for (size_t i = w->hi; i-- > w->lo;)
-            perm[--next[thread[i]]] = (uint32_t)i;
+        if (at)
+            for (size_t i = w->hi; i-- > w->lo;)
+                at[i] = (uint32_t)--next[thread[i]];
+        else
+            for (size_t i = w->hi; i-- > w->lo;)
+                perm[--next[thread[i]]] = (uint32_t)i;
     }
 }
 
-/* Groups the n rows by thread into perm, keeping input order within a
- * thread, and marks in unsorted (nt + 1 bytes, zeroed) the threads whose
- * rows came out of time order.  rows and unsorted_known: for the threads
- * below known, their rows and that mark (the sample table's tally; the
- * other threads have none), or NULL for a pass here. */
+
+/* Groups the n rows by thread, keeping input order within a thread, into
+ * at or perm (see fill), and marks in unsorted (nt + 1 bytes, zeroed) the
+ * threads whose rows came out of time order.  rows and unsorted_known:
+ * for the threads below known, their rows and that mark (the sample
+ * table's tally; the other threads have none), or NULL for a pass here. */
 static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
                       const size_t *rows, const uint8_t *unsorted_known, size_t known,
-                      uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
+                      uint32_t *at, uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
 {
     size_t *next = malloc((nt + 1) * sizeof *next);
     size_t *ends = malloc((nt + 1) * sizeof *ends);
@@ -363,10 +432,10 @@ static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
      * second from their ends, last row first, so neither needs the
      * other's counts. */
     memcpy(ends, first + 1, nt * sizeof *ends);
-    part f[2] = {{.thread = thread, .next = next, .perm = perm, .lo = 0, .hi = n / 2,
-                  .fn = fill},
-                 {.thread = thread, .next = ends, .backward = 1, .perm = perm, .lo = n / 2,
-                  .hi = n, .fn = fill}};
+    part f[2] = {{.thread = thread, .next = next, .at = at, .perm = perm, .lo = 0,
+                  .hi = n / 2, .fn = fill},
+                 {.thread = thread, .next = ends, .backward = 1, .at = at, .perm = perm,
+                  .lo = n / 2, .hi = n, .fn = fill}};
     if (nw > 1) {
         run_parts(f, 2);
     } else {
@@ -379,12 +448,13 @@ static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
     return 0;
 }
 
-/* Sorts the threads marked in unsorted by time (see sort_threads).  Parts
- * take whole threads, about as many rows each.  Returns 0, or -1 out of
- * memory (some threads may then be sorted, others not). */
-static int sort_groups(uint64_t *keys, const uint64_t *time, uint32_t *perm,
-                       const size_t *first, const uint8_t *unsorted, size_t n, size_t nt,
-                       int nw)
+/* Sorts the threads marked in unsorted by keys (see sort_threads), with
+ * pos room for n positions, moving the rows of the n_col columns cols.
+ * Parts take whole threads, about as many rows each.  Returns 0, or -1
+ * out of memory (some threads may then be sorted, others not). */
+static int sort_groups(const uint64_t *keys, uint32_t *pos, const struct pc_col *cols,
+                       int n_col, const size_t *first, const uint8_t *unsorted, size_t n,
+                       size_t nt, int nw)
 {
     part w[MAX_WORKERS];
     size_t t = 0;
@@ -392,8 +462,12 @@ static int sort_groups(uint64_t *keys, const uint64_t *time, uint32_t *perm,
         size_t lo = t, until = n * (size_t)(k + 1) / (size_t)nw;
         while (t < nt && (k == nw - 1 || first[t + 1] <= until))
             t++;
-        w[k] = (part){.first = first, .unsorted = unsorted, .keys = keys, .perm = perm,
-                      .time = time, .lo = lo, .hi = t, .fn = sort_threads};
+        w[k] = (part){.first = first, .unsorted = unsorted, .keys = keys, .pos = pos,
+                      .n_col = n_col, .lo = lo, .hi = t, .fn = sort_threads};
+        for (int c = 0; c < n_col; c++) {
+            memcpy(&w[k].col[c], cols[c].p, sizeof w[k].col[c]);
+            w[k].col_size[c] = cols[c].size;
+        }
     }
     run_parts(w, nw);
     for (int k = 0; k < nw; k++)
@@ -406,11 +480,29 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
                        size_t n, size_t nt, uint32_t *perm, size_t *first)
 {
     uint8_t *unsorted = calloc(nt + 1, 1);
-    int res = !unsorted ||
-                      place_rows(thread, time, n, nt, NULL, NULL, 0, perm, first, unsorted, 1) < 0 ||
-                      sort_groups(NULL, time, perm, first, unsorted, n, nt, 1) < 0
-                  ? -1
-                  : 0;
+    if (!unsorted ||
+        place_rows(thread, time, n, nt, NULL, NULL, 0, NULL, perm, first, unsorted, 1) < 0) {
+        free(unsorted);
+        return -1;
+    }
+    int any = 0;
+    for (size_t t = 0; t < nt && !any; t++)
+        any = unsorted[t];
+    int res = 0;
+    if (any) {
+        /* The times in perm's order, side by side. */
+        uint64_t *keys = malloc(n * sizeof *keys);
+        uint32_t *pos = malloc(n * sizeof *pos);
+        res = keys && pos ? 0 : -1;
+        if (!res) {
+            for (size_t k = 0; k < n; k++)
+                keys[k] = time[perm[k]];
+            struct pc_col col = PC_COL(perm);
+            res = sort_groups(keys, pos, &col, 1, first, unsorted, n, nt, 1);
+        }
+        free(keys);
+        free(pos);
+    }
     free(unsorted);
     return res;
 }
@@ -432,11 +524,19 @@ int pc_group_samples(pc_profile *p)
     return pc_group_samples_on(p, 1);
 }
 
-/* Without its thread column the table is only good for freeing: it is
- * emptied.  Returns -1. */
-static int group_failed(pc_profile *p, uint32_t *perm)
+/* Writes the thread column, rows grouped by thread, from first. */
+static void thread_column(uint32_t *thread, const size_t *first, size_t nt)
 {
-    free(perm);
+    for (size_t t = 0; t < nt; t++)
+        for (size_t i = first[t]; i < first[t + 1]; i++)
+            thread[i] = (uint32_t)t;
+}
+
+/* Once the thread column holds where rows go, a column that cannot be
+ * moved leaves a table only good for freeing: it is emptied.  Returns
+ * -1. */
+static int group_failed(pc_profile *p)
+{
     p->sample.n = p->sample.cap = p->sample.mapped = 0;
     memset(p->sample.first, 0, (p->thread.n + 1) * sizeof *p->sample.first);
     return -1;
@@ -455,19 +555,17 @@ int pc_group_samples_on(pc_profile *p, int threads)
     for (size_t t = nt; tally && t < p->sample.tally.cap; t++)
         tally = p->sample.tally.rows[t] == 0;
     size_t *first = realloc(p->sample.first, (nt + 1) * sizeof *first);
-    uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
     uint8_t *unsorted = calloc(nt + 1, 1);
     if (first)
         p->sample.first = first;
-    /* Every row of perm is written: mapped in one call. */
-    if (perm)
-        pc_prefault(perm, 0, n * sizeof *perm);
-    if (!first || !perm || !unsorted ||
-        place_rows(p->sample.thread, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
-                   p->sample.tally.unsorted, p->sample.tally.cap, perm, first, unsorted,
+    /* The thread column becomes where each row goes: it is written again
+     * from first at the end. */
+    uint32_t *at = p->sample.thread;
+    if (!first || !unsorted ||
+        place_rows(at, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
+                   p->sample.tally.unsorted, p->sample.tally.cap, at, NULL, first, unsorted,
                    nw) < 0) {
         pc_tally_drop(p);
-        free(perm);
         free(unsorted);
         return -1;
     }
@@ -478,70 +576,52 @@ int pc_group_samples_on(pc_profile *p, int threads)
     /* Rows grouped and in order already (one thread, or threads one after
      * another) stay where they are. */
     size_t moved = 0;
-    while (!any && moved < n && perm[moved] == moved)
+    while (!any && moved < n && at[moved] == moved)
         moved++;
     if (!any && moved == n) {
-        free(perm);
         free(unsorted);
+        thread_column(at, first, nt);
         return 0;
     }
-    /* The thread column is not moved but written again from first, into
-     * perm's block at the end, so its own block goes before the spare
-     * comes.  The time column goes first, grouped but not yet sorted,
-     * and the threads that need it are then sorted in it, their times
-     * side by side, with perm.  Each other column then moves into the
-     * block the one before it left (a spare made for them where the
-     * sorts took the time column's old block), widest first, which is
-     * cut to the column's size (the rest of the block goes back to the
-     * system).  With one event and 4-byte weights the table is 22 bytes
-     * a sample, and grouping's peak 30 (perm and the 8-byte spare, less
-     * the thread column).  The sorts' scratch, 12 bytes a row of the
-     * largest thread to sort in each part, passes that only where those
-     * threads hold more than two thirds of the rows. */
-    free(p->sample.thread);
-    p->sample.thread = NULL;
+    /* Each column moves into the block the one before it left, widest
+     * first, which is cut to the column's size (the rest of the block goes
+     * back to the system).  With one event and 4-byte weights the table is
+     * 22 bytes a sample and grouping's peak 30 (the 8-byte spare).  Only
+     * the first spare is new memory, which on a virtual machine costs
+     * more to map than the moves cost. */
     void *spare = malloc(n * sizeof(uint64_t));
     if (!spare) {
+        /* No row has moved, but which thread each is of is gone. */
         free(unsorted);
-        return group_failed(p, perm);
+        return group_failed(p);
     }
     pc_prefault(spare, 0, n * sizeof(uint64_t));
-    permute(&p->sample.time, sizeof *p->sample.time, perm, n, &spare, nw);
-    if (any) {
-        free(spare);
-        int sorted = sort_groups(p->sample.time, NULL, perm, first, unsorted, n, nt, nw);
-        free(unsorted);
-        unsorted = NULL;
-        spare = sorted < 0 ? NULL
-                           : malloc(n * (p->sample.weight ? sizeof *p->sample.weight
-                                                          : sizeof *p->sample.stack));
-        if (!spare)
-            return group_failed(p, perm);
-        pc_prefault(spare, 0, n * (p->sample.weight ? sizeof *p->sample.weight
-                                                    : sizeof *p->sample.stack));
-    }
-    free(unsorted);
-    if (p->sample.weight) {
-        permute(&p->sample.weight, sizeof *p->sample.weight, perm, n, &spare, nw);
-        fit(&p->sample.weight, n * sizeof *p->sample.weight);
-    }
-    permute(&p->sample.stack, sizeof *p->sample.stack, perm, n, &spare, nw);
-    fit(&p->sample.stack, n * sizeof *p->sample.stack);
-    if (p->sample.weight32) {
-        permute(&p->sample.weight32, sizeof *p->sample.weight32, perm, n, &spare, nw);
-        fit(&p->sample.weight32, n * sizeof *p->sample.weight32);
-    }
-    permute(&p->sample.cpu, sizeof *p->sample.cpu, perm, n, &spare, nw);
-    fit(&p->sample.cpu, n * sizeof *p->sample.cpu);
-    if (p->sample.event) {
-        permute(&p->sample.event, sizeof *p->sample.event, perm, n, &spare, nw);
-        fit(&p->sample.event, n * sizeof *p->sample.event);
+    struct pc_col cols[MAX_COLS];
+    int nc = 0;
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
+    if (p->sample.weight)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
+    if (p->sample.weight32)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
+    if (p->sample.event)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    for (int c = 0; c < nc; c++) {
+        permute(cols[c].p, cols[c].size, at, n, &spare, nw);
+        if (c > 0)
+            fit(cols[c].p, n * cols[c].size);
     }
     free(spare);
-    for (size_t t = 0; t < nt; t++)
-        for (size_t i = first[t]; i < first[t + 1]; i++)
-            perm[i] = (uint32_t)t;
-    p->sample.thread = perm;
+    /* Then the threads that came out of time order are sorted, in place,
+     * their times side by side; the positions go where the rows' places
+     * were, no longer needed. */
+    int sorted = any ? sort_groups(p->sample.time, at, cols, nc, first, unsorted, n, nt, nw) : 0;
+    free(unsorted);
+    if (sorted < 0)
+        return group_failed(p);
+    thread_column(at, first, nt);
+    fit(&p->sample.thread, n * sizeof *p->sample.thread);
     p->sample.cap = n;
     p->sample.mapped = n;
     return 0;
