@@ -17,6 +17,7 @@
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
 
+#include "base/grow.h"
 #include "base/thread.h"
 
 #define HIST 32768
@@ -29,6 +30,7 @@ enum { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
 typedef struct slot {
     uint8_t *in;        /* owned by the slot while queued or busy */
     size_t n_in;
+    size_t n_mapped;    /* in's bytes written before (see pc_prefault) */
     uint8_t *dict;      /* HIST bytes: the history before in */
     size_t n_dict;
     uint8_t *out;
@@ -74,6 +76,7 @@ static int out_room(slot *sl, size_t want)
     if (!o)
         return -1;
     sl->out = o;
+    pc_prefault(o, sl->cap_out, cap);
     sl->cap_out = cap;
     return 0;
 }
@@ -267,9 +270,11 @@ pc_gzip *gz_new(int level, int threads, size_t block_size, gz_emit_fn emit, void
 /* Makes slot sl ready to compress: its buffers exist. */
 static int slot_ready(pc_gzip *g, slot *sl, int threaded)
 {
-    if (g->level <= ISAL_DEF_MAX_LEVEL && !sl->level_buf &&
-        !(sl->level_buf = malloc(level_buf_size[g->level])))
-        return -1;
+    if (g->level <= ISAL_DEF_MAX_LEVEL && !sl->level_buf) {
+        if (!(sl->level_buf = malloc(level_buf_size[g->level])))
+            return -1;
+        pc_prefault(sl->level_buf, 0, level_buf_size[g->level]);
+    }
     if (threaded && !sl->in && !(sl->in = malloc(g->block)))
         return -1;
     if (threaded && !sl->dict && !(sl->dict = malloc(HIST)))
@@ -367,6 +372,10 @@ int gz_block(pc_gzip *g, const uint8_t *in, size_t n, int last)
     memcpy(sl->dict, g->hist, g->n_hist);
     sl->n_dict = g->n_hist;
     keep_history(g, in, n);
+    if (sl->n_mapped < n) {
+        pc_prefault(sl->in, sl->n_mapped, n);
+        sl->n_mapped = n;
+    }
     memcpy(sl->in, in, n);
     sl->n_in = n;
     sl->last = last;

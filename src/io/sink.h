@@ -41,7 +41,8 @@ int sink_open_count(pc_sink **s, pc_error *err);
 struct sink_room {
     uint8_t *buf;   /* uncompressed bytes waiting */
     size_t len;
-    size_t size;    /* a block: 1 MiB, or less for a counting sink */
+    size_t size;    /* a block: 1 MiB, or less for a counting sink; less
+                     * while the first block's pages are mapped */
 };
 /* Hands on a full block (sink_advance calls it). */
 void sink_block_full(pc_sink *s);
