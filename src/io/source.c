@@ -446,6 +446,11 @@ uint64_t src_offset(const pc_input *in)
     return in->base + in->pos;
 }
 
+uint64_t src_size_hint(const pc_input *in)
+{
+    return in->gzip ? 0 : in->raw_size;
+}
+
 const char *src_name(const pc_input *in)
 {
     return in->name;

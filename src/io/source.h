@@ -30,6 +30,10 @@ void src_skip(pc_input *in, size_t n);
 /* Offset of src_ptr() in the decoded stream. */
 uint64_t src_offset(const pc_input *in);
 
+/* The decoded stream's size where it is known before reading: a regular
+ * file or a memory block, neither gzip; else 0. */
+uint64_t src_size_hint(const pc_input *in);
+
 /* The input's name as given to pc_input_open ("-" is "<stdin>"). */
 const char *src_name(const pc_input *in);
 

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include "base/path.h"
@@ -352,6 +353,35 @@ static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
         p->sample.mapped = to;
     }
     return 0;
+}
+
+void pc_sample_reserve(pc_profile *p, size_t rows)
+{
+    struct rlimit lim;
+    if (rows == 0 || rows > SIZE_MAX / 16 - p->sample.n ||
+        getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur != RLIM_INFINITY)
+        return;
+    struct pc_col cols[7] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
+                             PC_COL(p->sample.time), PC_COL(p->sample.cpu)};
+    int nc = 4;
+    if (p->sample.weight)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
+    if (p->sample.weight32)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
+    if (p->sample.event)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    size_t cap = p->sample.n + rows;
+    if (cap <= p->sample.cap)
+        return;
+    for (int i = 0; i < nc; i++) {
+        /* Columns grown before a failure are only longer: still the
+         * table, of the capacity it had. */
+        void *q = realloc(*cols[i].p, cap * cols[i].size);
+        if (!q)
+            return;
+        *cols[i].p = q;
+    }
+    p->sample.cap = cap;
 }
 
 void pc_tally_drop(pc_profile *p)

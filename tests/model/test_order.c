@@ -2,6 +2,9 @@
  * the input's runs and ties, and samples regrouped column by column. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "model/model.h"
 #include "gen_common.h"
@@ -391,4 +394,57 @@ TEST(group_samples_tally_same_rows_as_a_pass)
     }
     pc_profile_free(d);
     pc_profile_free(e);
+}
+
+/* Room made ahead for samples: the columns then stay where they are as
+ * rows come, and hold what was added; with the address space limited
+ * (--max-memory) no room is made. */
+TEST(sample_reserve_keeps_columns_in_place)
+{
+    enum { N = 300000 };
+    pc_profile *p = pc_profile_new();
+    T_CHECK(p && pc_add_thread(p, 1, 1, PC_NONE) != PC_NONE &&
+            pc_add_thread(p, 1, 2, PC_NONE) != PC_NONE);
+    if (!p)
+        return;
+    pc_add_sample(p, 0, 5, 9, 1, 0, 3);
+    pc_sample_reserve(p, N);
+    T_EQ_INT(p->sample.cap, N + 1);
+    /* Room the table has already changes nothing. */
+    pc_sample_reserve(p, 10);
+    T_EQ_INT(p->sample.cap, N + 1);
+    const uint64_t *time = p->sample.time;
+    const uint32_t *stack = p->sample.stack;
+    for (size_t i = 1; i <= N; i++)
+        pc_add_sample(p, (uint32_t)(i % 2), 5 + i, (uint32_t)i * 3, 1, 0, (uint16_t)(i % 7));
+    T_CHECK(!p->oom && p->sample.n == N + 1);
+    T_CHECK(p->sample.time == time && p->sample.stack == stack);
+    int same = p->sample.time[0] == 5 && p->sample.stack[0] == 9 && p->sample.cpu[0] == 3;
+    for (size_t i = 1; same && i <= N; i++)
+        same = p->sample.time[i] == 5 + i && p->sample.stack[i] == i * 3 &&
+               p->sample.thread[i] == i % 2 && p->sample.cpu[i] == i % 7;
+    T_CHECK(same);
+    pc_profile_free(p);
+
+    pid_t child = fork();
+    T_CHECK(child >= 0);
+    if (child == 0) {
+        struct rlimit lim;
+        int ok = getrlimit(RLIMIT_AS, &lim) == 0;
+        lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? RLIM_INFINITY - 1 : lim.rlim_max;
+        ok = ok && setrlimit(RLIMIT_AS, &lim) == 0;
+        pc_profile *q = pc_profile_new();
+        ok = ok && q && pc_add_thread(q, 1, 1, PC_NONE) != PC_NONE;
+        if (ok) {
+            pc_add_sample(q, 0, 5, 9, 1, 0, 3);
+            size_t cap = q->sample.cap;
+            pc_sample_reserve(q, N);
+            ok = q->sample.cap == cap && cap < N;
+        }
+        pc_profile_free(q);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    T_CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+            WEXITSTATUS(status) == 0);
 }
