@@ -327,22 +327,34 @@ static int make_cols(pc_profile *p, size_t i, int64_t weight, uint16_t event)
     return 0;
 }
 
-/* Makes room for row i, its pages mapped and the weight and event
- * columns its values need; 0, or -1 out of memory. */
-static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
+enum { SAMPLE_COLS = 7 };
+
+/* The sample table's columns there are, into cols; returns their count.
+ * weight and weight32 are never both made (wide_weights). */
+static int sample_cols(pc_profile *p, struct pc_col *cols)
 {
-    if (make_cols(p, i, weight, event) < 0)
-        return -1;
-    /* weight and weight32 are never both made (wide_weights). */
-    struct pc_col cols[7] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
-                             PC_COL(p->sample.time), PC_COL(p->sample.cpu)};
-    int nc = 4;
+    int nc = 0;
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.thread);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
     if (p->sample.weight)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
     if (p->sample.weight32)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
     if (p->sample.event)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    return nc;
+}
+
+/* Makes room for row i, its pages mapped and the weight and event
+ * columns its values need; 0, or -1 out of memory. */
+static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
+{
+    if (make_cols(p, i, weight, event) < 0)
+        return -1;
+    struct pc_col cols[SAMPLE_COLS];
+    int nc = sample_cols(p, cols);
     if (pc_grow_cols(&p->sample.cap, i + 1, cols, nc) < 0)
         return -1;
     if (i >= p->sample.mapped) {
@@ -361,15 +373,8 @@ void pc_sample_reserve(pc_profile *p, size_t rows)
     if (rows == 0 || rows > SIZE_MAX / 16 - p->sample.n ||
         getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur != RLIM_INFINITY)
         return;
-    struct pc_col cols[7] = {PC_COL(p->sample.thread), PC_COL(p->sample.stack),
-                             PC_COL(p->sample.time), PC_COL(p->sample.cpu)};
-    int nc = 4;
-    if (p->sample.weight)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
-    if (p->sample.weight32)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
-    if (p->sample.event)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    struct pc_col cols[SAMPLE_COLS];
+    int nc = sample_cols(p, cols);
     size_t cap = p->sample.n + rows;
     if (cap <= p->sample.cap)
         return;
