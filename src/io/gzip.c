@@ -76,7 +76,6 @@ static int out_room(slot *sl, size_t want)
     if (!o)
         return -1;
     sl->out = o;
-    pc_prefault(o, sl->cap_out, cap);
     sl->cap_out = cap;
     return 0;
 }

@@ -135,8 +135,8 @@ static void flush(pc_sink *s, int finish)
 
 /* Maps the buffer's next pages in one call and lets the writers on to
  * them.  Written page by page, 8 MiB of new pages took 22 ms on the
- * virtual machine the benchmarks run on, 11 ms mapped first; a small
- * output maps only the steps it reaches. */
+ * virtual machine the benchmarks run on, 11 ms mapped first.  The first
+ * step is mapped when the sink opens; a small output maps no further. */
 static void map_more(pc_sink *s)
 {
     size_t end = s->block + SINK_RESERVE_MAX;

@@ -369,9 +369,10 @@ static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
 
 void pc_sample_reserve(pc_profile *p, size_t rows)
 {
-    struct rlimit lim;
-    if (rows == 0 || rows > SIZE_MAX / 16 - p->sample.n ||
-        getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur != RLIM_INFINITY)
+    struct rlimit as, data;
+    if (rows == 0 || rows > SIZE_MAX / 16 - p->sample.n || getrlimit(RLIMIT_AS, &as) != 0 ||
+        as.rlim_cur != RLIM_INFINITY || getrlimit(RLIMIT_DATA, &data) != 0 ||
+        data.rlim_cur != RLIM_INFINITY)
         return;
     struct pc_col cols[SAMPLE_COLS];
     int nc = sample_cols(p, cols);

@@ -381,11 +381,12 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu);
 /* Makes room for rows more samples in the sample table's columns without
  * mapping their pages, for a reader that can tell from the input's size
- * how many samples it holds at most: the columns then never move as they
- * grow, where each doubling copied them into pages mapped anew.  Nothing
- * where the process's address space is limited (RLIMIT_AS, which
- * --max-memory sets): room never used would count against the limit.  A
- * hint: out of memory, the table is as it was. */
+ * about how many samples it holds: up to that many, the columns do not
+ * move as they grow, where a doubling could copy them into pages mapped
+ * anew.  Nothing where the process's memory is limited (RLIMIT_AS, which
+ * --max-memory sets, or RLIMIT_DATA): room never used would count against
+ * the limit.  A hint: out of memory, the table keeps its capacity (some
+ * columns may be longer). */
 void pc_sample_reserve(pc_profile *p, size_t rows);
 /* Stops keeping sample.tally and frees it; for anything that changes
  * sample rows other than by adding them. */

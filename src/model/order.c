@@ -40,8 +40,9 @@ typedef struct part {
     const uint32_t *thread;
     size_t *next;
     int backward;
-    /* all */
+    /* fill (pc_order_by_thread) */
     uint32_t *perm;
+    /* all */
     size_t lo, hi;
     void (*fn)(struct part *);
 } part;
@@ -141,14 +142,14 @@ static size_t run_end(const uint64_t *key, size_t i, size_t n)
 /* The first row of a run that merge_runs has not yet taken. */
 typedef struct run_head {
     uint64_t key;
-    uint32_t at, run;
+    uint32_t row, run;   /* the row's position among the keys; its run */
 } run_head;
 
 /* By key, then position: positions are in input order, so ties keep
  * their order and the sort stays stable. */
 static int head_before(const run_head *a, const run_head *b)
 {
-    return a->key < b->key || (a->key == b->key && a->at < b->at);
+    return a->key < b->key || (a->key == b->key && a->row < b->row);
 }
 
 static void sift_down(run_head *h, size_t n, size_t i)
@@ -210,11 +211,11 @@ static int merge_runs(const uint64_t *key, size_t n, uint32_t *pos, size_t runs)
             h[nh] = wait[w++];
             sift_up(h, nh++);
         }
-        uint32_t at = h[0].at;
-        pos[o] = at;
-        if (at + 1 < end[h[0].run]) {
-            h[0].key = key[at + 1];
-            h[0].at = at + 1;
+        uint32_t row = h[0].row;
+        pos[o] = row;
+        if (row + 1 < end[h[0].run]) {
+            h[0].key = key[row + 1];
+            h[0].row = row + 1;
         } else {
             h[0] = h[--nh];
         }
@@ -389,7 +390,6 @@ static void fill(part *w)
     }
 }
 
-
 /* Groups the n rows by thread, keeping input order within a thread, into
  * at or perm (see fill), and marks in unsorted (nt + 1 bytes, zeroed) the
  * threads whose rows came out of time order.  rows and unsorted_known:
@@ -490,7 +490,8 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
         any = unsorted[t];
     int res = 0;
     if (any) {
-        /* The times in perm's order, side by side. */
+        /* The times in perm's order, side by side, and their order: 12
+         * bytes a row while a thread is sorted. */
         uint64_t *keys = malloc(n * sizeof *keys);
         uint32_t *pos = malloc(n * sizeof *pos);
         res = keys && pos ? 0 : -1;
@@ -522,6 +523,23 @@ static void count_threads(pc_profile *p)
 int pc_group_samples(pc_profile *p)
 {
     return pc_group_samples_on(p, 1);
+}
+
+/* The sample table's columns but the thread's, widest first, into cols;
+ * returns their count. */
+static int sample_cols_of(pc_profile *p, struct pc_col *cols)
+{
+    int nc = 0;
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
+    if (p->sample.weight)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
+    if (p->sample.weight32)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
+    if (p->sample.event)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    return nc;
 }
 
 /* Writes the thread column, rows grouped by thread, from first. */
@@ -573,13 +591,20 @@ int pc_group_samples_on(pc_profile *p, int threads)
     int any = 0;
     for (size_t t = 0; t < nt && !any; t++)
         any = unsorted[t];
-    /* Rows grouped and in order already (one thread, or threads one after
-     * another) stay where they are. */
+    /* Rows grouped already (one thread, or threads one after another)
+     * stay where they are, and are only sorted where they need it (see
+     * below). */
     size_t moved = 0;
-    while (!any && moved < n && at[moved] == moved)
+    while (moved < n && at[moved] == moved)
         moved++;
-    if (!any && moved == n) {
+    if (moved == n) {
+        struct pc_col cols[MAX_COLS];
+        int nc = sample_cols_of(p, cols);
+        int sorted = any ? sort_groups(p->sample.time, at, cols, nc, first, unsorted, n, nt, nw)
+                         : 0;
         free(unsorted);
+        if (sorted < 0)
+            return group_failed(p);
         thread_column(at, first, nt);
         return 0;
     }
@@ -597,16 +622,7 @@ int pc_group_samples_on(pc_profile *p, int threads)
     }
     pc_prefault(spare, 0, n * sizeof(uint64_t));
     struct pc_col cols[MAX_COLS];
-    int nc = 0;
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
-    if (p->sample.weight)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
-    if (p->sample.weight32)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
-    if (p->sample.event)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    int nc = sample_cols_of(p, cols);
     for (int c = 0; c < nc; c++) {
         permute(cols[c].p, cols[c].size, at, n, &spare, nw);
         if (c > 0)

@@ -6,6 +6,7 @@
 #include "read/perfetto/perfetto.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -301,11 +302,13 @@ static void report(pf_reader *r)
     describe_rest(r);
 }
 
-/* The fewest bytes a traced_perf sample takes in a trace: its packet's
- * tag and length, timestamp, sequence id, and a PerfSample of CPU, pid,
- * tid, callstack iid and counter.  Its traces run 35 to 90 bytes a sample
- * (reused callstacks to 47 % new ones), so a trace of S bytes holds at
- * most about S / 32 samples, the room the sample table is given. */
+/* About the fewest bytes a traced_perf sample takes in a trace: its
+ * packet's tag and length, timestamp, sequence id, and a PerfSample of
+ * CPU, pid, tid, callstack iid and counter.  Its traces run 35 to 90 bytes
+ * a sample (reused callstacks to 47 % new ones), so a trace of S bytes
+ * holds at most about S / 32 of them, the room the sample table is given.
+ * Chrome's packed samples and compressed packets can hold more; the table
+ * then grows from there as it would have from nothing. */
 #define PF_SAMPLE_BYTES_MIN 32
 
 int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error *err)
@@ -319,7 +322,8 @@ int pc_read_perfetto(pc_input *in, pc_profile *p, const pc_options *o, pc_error 
     r.clocks.trace_clock = PF_CLOCK_BOOTTIME;
     r.chrome_event = PF_NO_EVENT;
     p->meta.source = pc_intern_cstr(p, "Perfetto");
-    pc_sample_reserve(p, (size_t)(src_size_hint(in) / PF_SAMPLE_BYTES_MIN));
+    uint64_t most = src_size_hint(in) / PF_SAMPLE_BYTES_MIN;
+    pc_sample_reserve(p, most > SIZE_MAX ? SIZE_MAX : (size_t)most);
     int st = stream(&r);
     if (pf_pipe_end(&r) < 0 && st == PC_OK)
         st = pf_nomem(&r);
