@@ -327,24 +327,27 @@ static int make_cols(pc_profile *p, size_t i, int64_t weight, uint16_t event)
     return 0;
 }
 
-enum { SAMPLE_COLS = 7 };
-
-/* The sample table's columns there are, into cols; returns their count.
- * weight and weight32 are never both made (wide_weights). */
-static int sample_cols(pc_profile *p, struct pc_col *cols)
+int pc_sample_cols(pc_profile *p, struct pc_col *cols)
 {
     int nc = 0;
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.thread);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
     cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
     if (p->sample.weight)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
     if (p->sample.weight32)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
+    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
     if (p->sample.event)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
     return nc;
+}
+
+/* Every column of the sample table, into cols (room for
+ * PC_SAMPLE_COLS + 1); returns their count. */
+static int all_sample_cols(pc_profile *p, struct pc_col *cols)
+{
+    cols[0] = (struct pc_col)PC_COL(p->sample.thread);
+    return 1 + pc_sample_cols(p, cols + 1);
 }
 
 /* Makes room for row i, its pages mapped and the weight and event
@@ -353,8 +356,8 @@ static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
 {
     if (make_cols(p, i, weight, event) < 0)
         return -1;
-    struct pc_col cols[SAMPLE_COLS];
-    int nc = sample_cols(p, cols);
+    struct pc_col cols[PC_SAMPLE_COLS + 1];
+    int nc = all_sample_cols(p, cols);
     if (pc_grow_cols(&p->sample.cap, i + 1, cols, nc) < 0)
         return -1;
     if (i >= p->sample.mapped) {
@@ -374,8 +377,8 @@ void pc_sample_reserve(pc_profile *p, size_t rows)
         as.rlim_cur != RLIM_INFINITY || getrlimit(RLIMIT_DATA, &data) != 0 ||
         data.rlim_cur != RLIM_INFINITY)
         return;
-    struct pc_col cols[SAMPLE_COLS];
-    int nc = sample_cols(p, cols);
+    struct pc_col cols[PC_SAMPLE_COLS + 1];
+    int nc = all_sample_cols(p, cols);
     size_t cap = p->sample.n + rows;
     if (cap <= p->sample.cap)
         return;

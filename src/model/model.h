@@ -612,6 +612,12 @@ static inline int64_t pc_clamp_i64(uint64_t v)
 }
 
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
+/* The sample table's columns there are but the thread's, widest first
+ * (weight and weight32 are never both made), into cols, room for
+ * PC_SAMPLE_COLS; returns their count.  Grouping moves them in this
+ * order, each into the block the one before it left. */
+enum { PC_SAMPLE_COLS = 6 };
+int pc_sample_cols(pc_profile *p, struct pc_col *cols);
 
 /* Latches allocation failure in p (see the adders' contract above) and
  * returns PC_NONE. */

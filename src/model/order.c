@@ -16,7 +16,7 @@
 enum { MAX_WORKERS = 8, MIN_ROWS_SPLIT = 1 << 16 };
 
 /* Columns a sort puts in order, each in place. */
-enum { MAX_COLS = 6 };
+enum { MAX_COLS = PC_SAMPLE_COLS };
 
 typedef struct part {
     /* scatter: dst[at[i]] = src[i] for i in [lo, hi), size bytes a row */
@@ -394,7 +394,9 @@ static void fill(part *w)
  * at or perm (see fill), and marks in unsorted (nt + 1 bytes, zeroed) the
  * threads whose rows came out of time order.  rows and unsorted_known:
  * for the threads below known, their rows and that mark (the sample
- * table's tally; the other threads have none), or NULL for a pass here. */
+ * table's tally; the other threads have none), or NULL for a pass here.
+ * Returns 1 where some thread is marked, 0 where none is, -1 out of
+ * memory. */
 static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
                       const size_t *rows, const uint8_t *unsorted_known, size_t known,
                       uint32_t *at, uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
@@ -445,6 +447,9 @@ static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
     free(next);
     free(ends);
     free(last);
+    for (size_t t = 0; t < nt; t++)
+        if (unsorted[t])
+            return 1;
     return 0;
 }
 
@@ -480,14 +485,13 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
                        size_t n, size_t nt, uint32_t *perm, size_t *first)
 {
     uint8_t *unsorted = calloc(nt + 1, 1);
-    if (!unsorted ||
-        place_rows(thread, time, n, nt, NULL, NULL, 0, NULL, perm, first, unsorted, 1) < 0) {
+    int any = unsorted ? place_rows(thread, time, n, nt, NULL, NULL, 0, NULL, perm, first,
+                                    unsorted, 1)
+                       : -1;
+    if (any < 0) {
         free(unsorted);
         return -1;
     }
-    int any = 0;
-    for (size_t t = 0; t < nt && !any; t++)
-        any = unsorted[t];
     int res = 0;
     if (any) {
         /* The times in perm's order, side by side, and their order: 12
@@ -523,23 +527,6 @@ static void count_threads(pc_profile *p)
 int pc_group_samples(pc_profile *p)
 {
     return pc_group_samples_on(p, 1);
-}
-
-/* The sample table's columns but the thread's, widest first, into cols;
- * returns their count. */
-static int sample_cols_of(pc_profile *p, struct pc_col *cols)
-{
-    int nc = 0;
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
-    if (p->sample.weight)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
-    if (p->sample.weight32)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
-    if (p->sample.event)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
-    return nc;
 }
 
 /* Writes the thread column, rows grouped by thread, from first. */
@@ -579,18 +566,16 @@ int pc_group_samples_on(pc_profile *p, int threads)
     /* The thread column becomes where each row goes: it is written again
      * from first at the end. */
     uint32_t *at = p->sample.thread;
-    if (!first || !unsorted ||
-        place_rows(at, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
-                   p->sample.tally.unsorted, p->sample.tally.cap, at, NULL, first, unsorted,
-                   nw) < 0) {
-        pc_tally_drop(p);
+    int any = first && unsorted
+                  ? place_rows(at, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
+                               p->sample.tally.unsorted, p->sample.tally.cap, at, NULL, first,
+                               unsorted, nw)
+                  : -1;
+    pc_tally_drop(p);
+    if (any < 0) {
         free(unsorted);
         return -1;
     }
-    pc_tally_drop(p);
-    int any = 0;
-    for (size_t t = 0; t < nt && !any; t++)
-        any = unsorted[t];
     /* Rows grouped already (one thread, or threads one after another)
      * stay where they are, and are only sorted where they need it (see
      * below). */
@@ -598,8 +583,8 @@ int pc_group_samples_on(pc_profile *p, int threads)
     while (moved < n && at[moved] == moved)
         moved++;
     if (moved == n) {
-        struct pc_col cols[MAX_COLS];
-        int nc = sample_cols_of(p, cols);
+        struct pc_col cols[PC_SAMPLE_COLS];
+        int nc = pc_sample_cols(p, cols);
         int sorted = any ? sort_groups(p->sample.time, at, cols, nc, first, unsorted, n, nt, nw)
                          : 0;
         free(unsorted);
@@ -621,8 +606,8 @@ int pc_group_samples_on(pc_profile *p, int threads)
         return group_failed(p);
     }
     pc_prefault(spare, 0, n * sizeof(uint64_t));
-    struct pc_col cols[MAX_COLS];
-    int nc = sample_cols_of(p, cols);
+    struct pc_col cols[PC_SAMPLE_COLS];
+    int nc = pc_sample_cols(p, cols);
     for (int c = 0; c < nc; c++) {
         permute(cols[c].p, cols[c].size, at, n, &spare, nw);
         if (c > 0)
