@@ -1,4 +1,4 @@
-/* Growing an array by doubling (see grow.h). */
+/* Allocation helpers (see grow.h). */
 #define _DEFAULT_SOURCE  /* madvise */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,4 +44,13 @@ void pc_prefault(void *base, size_t from, size_t to)
     (void)from;
     (void)to;
 #endif
+}
+
+char *pc_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
 }

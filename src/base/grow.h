@@ -1,4 +1,5 @@
-/* Growing an array by doubling. */
+/* Allocation: growing an array by doubling, copying a string, mapping
+ * ahead. */
 #ifndef PROFCONV_BASE_GROW_H
 #define PROFCONV_BASE_GROW_H
 
@@ -23,5 +24,12 @@ static inline int pc_grow(void *items, size_t *cap, size_t need, size_t size, si
  * several microseconds each.  Only a hint: nothing where the system
  * cannot, and never a failure. */
 void pc_prefault(void *base, size_t from, size_t to);
+
+/* A copy of the string s in memory from malloc, or NULL when out of
+ * memory.  Used instead of strdup(): the address sanitizer's strdup
+ * writes to what its allocation returned without looking, so under a
+ * memory limit that lets allocations fail it would crash where this
+ * reports out of memory. */
+char *pc_strdup(const char *s);
 
 #endif

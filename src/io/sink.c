@@ -224,7 +224,7 @@ static int make(pc_sink **out, const char *path, int gzip_level, size_t buf_size
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", path);
     s->fd = -1;
     s->partial = -1;
-    s->path = strdup(path);
+    s->path = pc_strdup(path);
     s->block = buf_size;
     s->room.buf = malloc(buf_size + SINK_RESERVE_MAX);
     if (!s->path || !s->room.buf) {

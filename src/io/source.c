@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/thread.h"
 
 #define CHUNK (1u << 20)
@@ -147,7 +148,7 @@ static int alloc_input(pc_input **out, const char *name, pc_error *err)
 {
     pc_input *in = calloc(1, sizeof *in);
     if (in)
-        in->name = strdup(name);
+        in->name = pc_strdup(name);
     if (!in || !in->name) {
         free(in);
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", name);

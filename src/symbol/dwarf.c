@@ -154,7 +154,7 @@ static int find_debug(const char *path, Elf *bin, file *out, char **found)
             if (i == 0 && strcmp(cand, path) == 0)
                 continue;
             if (try_debug(cand, id, id_len, out) == 0) {
-                *found = strdup(cand);
+                *found = pc_strdup(cand);
                 if (*found)
                     return 0;
                 file_close(out);
@@ -188,7 +188,7 @@ pc_dwarf *pc_dwarf_open(const char *path)
     file use = bin;
     char *used = NULL;
     if (has_debug_info(bin.elf)) {
-        used = strdup(path);
+        used = pc_strdup(path);
         if (!used) {
             file_close(&bin);
             return NULL;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/hashtab.h"
 #include "write/sums.h"
 #include "write/write.h"
@@ -245,7 +246,7 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
                 goto oom;
             if (t.len == 0)
                 continue;
-            if (!(lines[n_lines].text = strdup(t.s)))
+            if (!(lines[n_lines].text = pc_strdup(t.s)))
                 goto oom;
             lines[n_lines].value = side ? 0 : from->weight[i];
             lines[n_lines++].base = side ? from->weight[i] : 0;

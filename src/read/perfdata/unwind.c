@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashtab.h"
 #include "symbol/buildid.h"
 
@@ -361,7 +362,7 @@ static file *file_get(pd_unwinder *u, const char *path, const uint8_t *bid, size
     }
     file *f = &u->files[u->n_files];
     memset(f, 0, sizeof *f);
-    f->path = strdup(path);
+    f->path = pc_strdup(path);
     if (!f->path)
         return NULL;
     if (bid_len)
