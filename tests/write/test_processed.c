@@ -450,3 +450,67 @@ TEST(processed_stack_table_keeps_reached_stacks)
     }
     j_free(root);
 }
+
+/* The same over many words of the writer's marks (a bit a stack): paths
+ * that part at every depth, a third of them kept, so that stacks are
+ * reached through parents in the word below, in the same word, and only
+ * as ancestors.  The table must hold exactly the kept paths' prefixes. */
+TEST(processed_stack_table_keeps_reached_stacks_many)
+{
+    enum { N = 60, DEPTH = 12 };
+    static char paths[N][DEPTH * 8];
+    hand_sample s[N];
+    for (size_t i = 0; i < N; i++) {
+        size_t len = 0, depth = 2 + i % (DEPTH - 1);
+        for (size_t d = 0; d < depth; d++)
+            /* Frame d of path i: shared with the paths before it down to
+             * a depth that varies, then its own. */
+            len += (size_t)snprintf(paths[i] + len, sizeof paths[i] - len, "%sf%zu_%zu",
+                                    d ? ";" : "", d, d < i % 5 ? (size_t)0 : i);
+        s[i] = (hand_sample){"T", paths[i], 1};
+    }
+    pc_profile *p = hand_profile(s, N, PC_UNIT_NS, NULL);
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    T_CHECK(p->stack.n > 128);
+    uint8_t keep[N];
+    size_t kept = 0;
+    for (size_t i = 0; i < N; i++)
+        kept += keep[i] = i % 3 == 1;
+    pc_keep_samples(p, keep);
+    /* The kept paths' distinct prefixes, counted from their text. */
+    size_t want = 0;
+    static char seen[N * DEPTH][DEPTH * 8];
+    for (size_t i = 0; i < N; i++) {
+        if (!keep[i])
+            continue;
+        for (const char *c = paths[i];; c++) {
+            if (*c != ';' && *c != 0)
+                continue;
+            char pre[DEPTH * 8];
+            snprintf(pre, sizeof pre, "%.*s", (int)(c - paths[i]), paths[i]);
+            size_t k = 0;
+            while (k < want && strcmp(seen[k], pre) != 0)
+                k++;
+            if (k == want)
+                memcpy(seen[want++], pre, sizeof pre);
+            if (!*c)
+                break;
+        }
+    }
+    jv *root = written(p, PC_FORMAT_FIREFOX);
+    pc_profile_free(p);
+    if (!root)
+        return;
+    T_EQ_INT(j_int(j_get(j_get(j_get(root, "shared"), "stackTable"), "length")), (long long)want);
+    char path[DEPTH * 8];
+    for (size_t i = 0, k = 0; i < N; i++) {
+        if (!keep[i])
+            continue;
+        sample_path(root, k++, path, sizeof path);
+        T_EQ_STR(path, paths[i]);
+    }
+    T_EQ_INT(kept, 20);
+    j_free(root);
+}
