@@ -113,6 +113,8 @@ typedef struct pc_stree {
      * a marker); see pc_stree_intern(). */
     uint32_t *head, *next, root_head;
     size_t n, cap, n_hashed;
+    /* Nodes whose rows are mapped ahead of use (see pc_stree_intern). */
+    size_t mapped;
     pc_htab idx;
     /* 1 once pc_stree_freeze dropped the means of interning. */
     int frozen;

@@ -36,6 +36,22 @@ static int stack_hash_add(pc_stree *t, uint32_t id)
     return 0;
 }
 
+/* Maps the pages of every column's rows from mapped to the capacity, in
+ * one call a column, before new nodes are written there.  A page written
+ * for the first time costs several microseconds on a virtual machine, and
+ * more when it faults: 1M samples each on a new path (27.8M nodes, 556 MB
+ * of columns) converted in 6.5-7.1 s instead of 7.0-8.3 s, its peak 731 MB
+ * instead of 616 MB (the rows past the last node mapped too).  Mapped in
+ * steps of 16K to 1M rows ahead, it took as long as faulting, or longer:
+ * what pays is mapping much at once. */
+static void map_ahead(pc_stree *t)
+{
+    uint32_t *cols[] = {t->prefix, t->frame, t->head, t->next, t->child};
+    for (int c = 0; c < (t->lean ? 4 : 5); c++)
+        pc_prefault(cols[c], t->mapped * sizeof *cols[c], t->cap * sizeof *cols[c]);
+    t->mapped = t->cap;
+}
+
 void pc_stree_init(pc_stree *t)
 {
     memset(t, 0, sizeof *t);
@@ -79,6 +95,8 @@ int pc_stree_freeze(pc_stree *t)
         if (!pre || !fr)
             return -1;
     }
+    if (t->mapped > t->cap)
+        t->mapped = t->cap;
     return 0;
 }
 
@@ -132,6 +150,8 @@ static int thaw(pc_stree *t)
         }
     }
     free(count);
+    /* The columns made again are written up to n, and mapped no further. */
+    t->mapped = t->n;
     t->frozen = 0;
     return 0;
 }
@@ -171,6 +191,8 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
         if (pc_grow_cols(&t->cap, t->n + 1, cols, t->lean ? 4 : 5) < 0)
             return PC_NONE;
         found = (uint32_t)t->n++;
+        if (found >= t->mapped)
+            map_ahead(t);
         t->prefix[found] = prefix;
         t->frame[found] = frame;
         if (!t->lean)
