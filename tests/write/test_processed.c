@@ -475,9 +475,8 @@ TEST(processed_stack_table_keeps_reached_stacks_many)
         return;
     T_CHECK(p->stack.n > 128);
     uint8_t keep[N];
-    size_t kept = 0;
     for (size_t i = 0; i < N; i++)
-        kept += keep[i] = i % 3 == 1;
+        keep[i] = i % 3 == 1;
     pc_keep_samples(p, keep);
     /* The kept paths' distinct prefixes, counted from their text. */
     size_t want = 0;
@@ -511,6 +510,5 @@ TEST(processed_stack_table_keeps_reached_stacks_many)
         sample_path(root, k++, path, sizeof path);
         T_EQ_STR(path, paths[i]);
     }
-    T_EQ_INT(kept, 20);
     j_free(root);
 }
