@@ -576,44 +576,39 @@ int pc_group_samples_on(pc_profile *p, int threads)
         free(unsorted);
         return -1;
     }
+    struct pc_col cols[PC_SAMPLE_COLS];
+    int nc = pc_sample_cols(p, cols);
     /* Rows grouped already (one thread, or threads one after another)
-     * stay where they are, and are only sorted where they need it (see
-     * below). */
+     * stay where they are, and are only sorted where they need it. */
     size_t moved = 0;
     while (moved < n && at[moved] == moved)
         moved++;
-    if (moved == n) {
-        struct pc_col cols[PC_SAMPLE_COLS];
-        int nc = pc_sample_cols(p, cols);
-        int sorted = any ? sort_groups(p->sample.time, at, cols, nc, first, unsorted, n, nt, nw)
-                         : 0;
-        free(unsorted);
-        if (sorted < 0)
+    if (moved < n) {
+        /* Each column moves into the block the one before it left, widest
+         * first, which is cut to the column's size (the rest of the block
+         * goes back to the system).  With one event and 4-byte weights the
+         * table is 22 bytes a sample and grouping's peak 30 (the 8-byte
+         * spare).  Only the first spare is new memory, which on a virtual
+         * machine costs more to map than the moves cost. */
+        void *spare = malloc(n * sizeof(uint64_t));
+        if (!spare) {
+            /* No row has moved, but which thread each is of is gone. */
+            free(unsorted);
             return group_failed(p);
-        thread_column(at, first, nt);
-        return 0;
+        }
+        pc_prefault(spare, 0, n * sizeof(uint64_t));
+        for (int c = 0; c < nc; c++) {
+            permute(cols[c].p, cols[c].size, at, n, &spare, nw);
+            if (c > 0)
+                fit(cols[c].p, n * cols[c].size);
+        }
+        free(spare);
+        /* The places, still needed, go with the thread column if it moves. */
+        fit(&p->sample.thread, n * sizeof *p->sample.thread);
+        at = p->sample.thread;
+        p->sample.cap = n;
+        p->sample.mapped = n;
     }
-    /* Each column moves into the block the one before it left, widest
-     * first, which is cut to the column's size (the rest of the block goes
-     * back to the system).  With one event and 4-byte weights the table is
-     * 22 bytes a sample and grouping's peak 30 (the 8-byte spare).  Only
-     * the first spare is new memory, which on a virtual machine costs
-     * more to map than the moves cost. */
-    void *spare = malloc(n * sizeof(uint64_t));
-    if (!spare) {
-        /* No row has moved, but which thread each is of is gone. */
-        free(unsorted);
-        return group_failed(p);
-    }
-    pc_prefault(spare, 0, n * sizeof(uint64_t));
-    struct pc_col cols[PC_SAMPLE_COLS];
-    int nc = pc_sample_cols(p, cols);
-    for (int c = 0; c < nc; c++) {
-        permute(cols[c].p, cols[c].size, at, n, &spare, nw);
-        if (c > 0)
-            fit(cols[c].p, n * cols[c].size);
-    }
-    free(spare);
     /* Then the threads that came out of time order are sorted, in place,
      * their times side by side; the positions go where the rows' places
      * were, no longer needed. */
@@ -622,9 +617,6 @@ int pc_group_samples_on(pc_profile *p, int threads)
     if (sorted < 0)
         return group_failed(p);
     thread_column(at, first, nt);
-    fit(&p->sample.thread, n * sizeof *p->sample.thread);
-    p->sample.cap = n;
-    p->sample.mapped = n;
     return 0;
 }
 
