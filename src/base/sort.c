@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/grow.h"
+
 static void swap_items(unsigned char *a, unsigned char *b, size_t size)
 {
     for (size_t k = 0; k < size; k++) {
@@ -119,4 +121,40 @@ void pc_sort_runs_ctx(void *base, size_t n, size_t size,
         memcpy(base, src, n * size);
     free(run);
     free(tmp);
+}
+
+int pc_sort_u64(uint64_t *v, size_t n, uint64_t max)
+{
+    enum { BITS = 11, BUCKETS = 1 << BITS };
+    if (n < 2 || !max)
+        return 0;
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    pc_prefault(tmp, 0, n * sizeof *tmp);
+    uint64_t *src = v, *dst = tmp;
+    size_t count[BUCKETS];
+    for (unsigned shift = 0; shift < 64 && max >> shift; shift += BITS) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++)
+            count[src[i] >> shift & (BUCKETS - 1)]++;
+        /* A digit all values share moves nothing. */
+        if (count[src[0] >> shift & (BUCKETS - 1)] == n)
+            continue;
+        size_t at = 0;
+        for (size_t d = 0; d < BUCKETS; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[src[i] >> shift & (BUCKETS - 1)]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+    free(tmp);
+    return 0;
 }

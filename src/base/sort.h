@@ -3,6 +3,7 @@
 #define PROFCONV_BASE_SORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* qsort, for any n: with fewer than two items there is nothing to sort,
@@ -28,5 +29,13 @@ void pc_sort_ctx(void *base, size_t n, size_t size,
  * Stable.  Without memory for the buffer, pc_sort_ctx. */
 void pc_sort_runs_ctx(void *base, size_t n, size_t size,
                       int (*cmp)(const void *, const void *, const void *ctx), const void *ctx);
+
+/* Sorts n values, each at most max, ascending: a radix sort, 11 bits a
+ * pass and only as many passes as max has bits, so a million keys sort
+ * in a few sequential sweeps instead of a comparison each way.  Uses a
+ * buffer of n values; returns 0, or -1 without memory for it (v is then
+ * as it was).  Values above max are a caller's error: they come out in
+ * an unspecified order. */
+int pc_sort_u64(uint64_t *v, size_t n, uint64_t max);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+#include "base/sort.h"
 #include "write/write.h"
 
 void pc_merged_free(pc_merged *m)
@@ -27,7 +29,11 @@ void pc_merged_free(pc_merged *m)
  * is needed.  Only stacks with a sibling can collide, and in the
  * trees where this matters (paths that part and never meet again) few
  * have one: so a byte a stack counts children up to two, and only the
- * stacks with a sibling go into a hash index of (prefix, merged frame).
+ * stacks with a sibling give a key, (prefix, merged frame); sorted, two
+ * equal keys lie side by side.  Sorted rather than hashed, the keys are
+ * read in sweeps instead of a cache miss each, and no stack is read
+ * again to confirm a match: for 1M samples each on a new path (27.8M
+ * stacks, 1.2M with a sibling) the check took a third of the time.
  * 1, 0, or -1 when out of memory. */
 static int merges_none(const pc_profile *p, const pc_merged *m)
 {
@@ -37,6 +43,7 @@ static int merges_none(const pc_profile *p, const pc_merged *m)
     uint8_t *kids = calloc(ns + 1, 1);
     if (!kids)
         return -1;
+    pc_prefault(kids, 0, ns + 1);
 #define PARENT(s) (prefix[s] == PC_NONE ? ns : (size_t)prefix[s])
     size_t n_cand = 0;
     for (size_t s = 0; s < ns; s++) {
@@ -49,30 +56,26 @@ static int merges_none(const pc_profile *p, const pc_merged *m)
             n_cand++;
         }
     }
-    pc_htab seen = {0};
     int none = -1;
-    if (pc_htab_reserve(&seen, n_cand) < 0)
+    uint64_t *key = malloc((n_cand ? n_cand : 1) * sizeof *key);
+    if (!key)
         goto out;
-    none = 1;
-    for (size_t s = 0; s < ns && none; s++) {
+    pc_prefault(key, 0, n_cand * sizeof *key);
+    size_t k = 0;
+    for (size_t s = 0; s < ns; s++) {
         size_t par = PARENT(s);
-        if (kids[par] < 2)
-            continue;
-        uint32_t g = m->gf_of_frame[frame[s]];
-        pc_probe pr;
-        pc_probe_start(&seen, pc_mix64((uint64_t)par << 32 | g), &pr);
-        for (uint32_t t; (t = pc_probe_next(&seen, &pr)) != PC_NONE;)
-            if (PARENT(t) == par && m->gf_of_frame[frame[t]] == g) {
-                none = 0;
-                break;
-            }
-        if (none)
-            pc_htab_insert(&seen, &pr, (uint32_t)s);
+        if (kids[par] >= 2)
+            key[k++] = (uint64_t)par * m->n_gf + m->gf_of_frame[frame[s]];
     }
 #undef PARENT
+    if (pc_sort_u64(key, k, (uint64_t)ns * m->n_gf + m->n_gf - 1) < 0)
+        goto out;
+    none = 1;
+    for (size_t i = 1; i < k && none; i++)
+        none = key[i] != key[i - 1];
 out:
     free(kids);
-    pc_htab_free(&seen);
+    free(key);
     return none;
 }
 

@@ -79,3 +79,39 @@ TEST(sort_runs_stable_and_quick_on_sorted_input)
     T_EQ_INT(calls, N - 1);
     free(v);
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The radix sort gives qsort's order at every width it chooses passes
+ * by: one digit, several, all 64 bits, and digits every value shares
+ * (skipped) between digits that differ. */
+TEST(sort_u64_same_as_qsort)
+{
+    static const uint64_t maxes[] = {1, 2047, 2048, 5000000, (uint64_t)1 << 40 | 7, UINT64_MAX};
+    static const size_t sizes[] = {0, 1, 2, 3, 100, 70001};
+    uint64_t s = 99;
+    for (size_t mi = 0; mi < sizeof maxes / sizeof *maxes; mi++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t n = sizes[z];
+            uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+            for (size_t i = 0; i < n; i++) {
+                s = s * 6364136223846793005u + 1442695040888963407u;
+                uint64_t v = s ^ s >> 29;
+                /* Every fourth in a narrow band: digits above it shared. */
+                a[i] = maxes[mi] == UINT64_MAX ? v : (i % 4 ? v % (maxes[mi] + 1)
+                                                             : (v % 8) << 20);
+                if (a[i] > maxes[mi])
+                    a[i] = maxes[mi];
+                b[i] = a[i];
+            }
+            T_EQ_INT(pc_sort_u64(a, n, maxes[mi]), 0);
+            pc_qsort(b, n, sizeof *b, cmp_u64);
+            T_CHECK(n == 0 || memcmp(a, b, n * sizeof *a) == 0);
+            free(a);
+            free(b);
+        }
+}
