@@ -105,12 +105,13 @@ enum pc_marker_type {
  * stacks and wherever stacks are re-interned (merged frames). */
 typedef struct pc_stree {
     uint32_t *prefix, *frame;
-    /* The child of each node (and of the root, root_child) last asked
-     * for: consecutive samples mostly repeat the previous one's path, so
-     * this is tried first. */
-    uint32_t *child, root_child;
-    /* Children: a list (head, next) while few, else in idx (head is then
-     * a marker); see pc_stree_intern(). */
+    /* Children: a list (head, next) while few, else in idx.  head[s] (of
+     * the root: root_head) is PC_NONE for none, else the child of s last
+     * asked for or added, with PC_STREE_HASHED set where s's children are
+     * hashed; a list is kept in that order, so its head is that child
+     * too.  Consecutive samples mostly repeat the previous one's path, so
+     * this child is tried first, and it costs no column of its own.  See
+     * pc_stree_intern(). */
     uint32_t *head, *next, root_head;
     size_t n, cap, n_hashed;
     /* Nodes whose rows are mapped ahead of use (see pc_stree_intern). */
@@ -118,16 +119,22 @@ typedef struct pc_stree {
     pc_htab idx;
     /* 1 once pc_stree_freeze dropped the means of interning. */
     int frozen;
-    /* 1: no child[] (4 bytes a node less), for a tree built in one pass
-     * over another tree's nodes, parents first, where the child a node
-     * gave last is rarely asked for again; set it before the first
-     * node. */
-    int lean;
 } pc_stree;
 
+/* The flag in head[] for hashed children: node ids stay below it. */
+#define PC_STREE_HASHED 0x80000000u
+
+/* The child of s (PC_NONE: of the root) last asked for or added, or
+ * PC_NONE; only while the tree is not frozen. */
+static inline uint32_t pc_stree_last(const pc_stree *t, uint32_t s)
+{
+    uint32_t h = s == PC_NONE ? t->root_head : t->head[s];
+    return h == PC_NONE ? PC_NONE : h & ~PC_STREE_HASHED;
+}
+
 void pc_stree_init(pc_stree *t);
-/* The node (prefix, frame), added when new; PC_NONE when out of memory or
- * when prefix is no node. */
+/* The node (prefix, frame), added when new; PC_NONE when out of memory,
+ * when prefix is no node, or past 2^31 - 1 nodes. */
 uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame);
 void pc_stree_free(pc_stree *t);
 /* Keeps only the nodes (prefix, frame), at their exact size: what writers

@@ -14,9 +14,16 @@
  * where a probe costs one or two, so lists stay short: with 4 rather than
  * 16, a Perfetto trace of 1M samples, 47 % of them new callstacks,
  * converts about 8 % faster, the others no slower; hashing the nodes of
- * 5 to 16 children costs memory (1.6 % more for 27.8M nodes). */
+ * 5 to 16 children costs memory (1.6 % more for 27.8M nodes).
+ *
+ * The child last asked for is the list's head, or kept in head[] beside
+ * the hashed flag, rather than in a column of its own: 16 bytes a node
+ * instead of 20, which on a virtual machine, where each page first
+ * written costs microseconds, is time as well as memory. */
 #define STACK_LIST_MAX 4
-#define STACK_HASHED (PC_NONE - 1)  /* head value: children are hashed */
+#define HASHED PC_STREE_HASHED
+/* Ids stay below the flag, and id | HASHED never equals PC_NONE. */
+#define STACK_MAX_NODES (HASHED - 1)
 
 static uint64_t stack_key(uint32_t prefix, uint32_t frame)
 {
@@ -46,8 +53,8 @@ static int stack_hash_add(pc_stree *t, uint32_t id)
  * what pays is mapping much at once. */
 static void map_ahead(pc_stree *t)
 {
-    uint32_t *cols[] = {t->prefix, t->frame, t->head, t->next, t->child};
-    for (int c = 0; c < (t->lean ? 4 : 5); c++)
+    uint32_t *cols[] = {t->prefix, t->frame, t->head, t->next};
+    for (int c = 0; c < 4; c++)
         pc_prefault(cols[c], t->mapped * sizeof *cols[c], t->cap * sizeof *cols[c]);
     t->mapped = t->cap;
 }
@@ -55,14 +62,13 @@ static void map_ahead(pc_stree *t)
 void pc_stree_init(pc_stree *t)
 {
     memset(t, 0, sizeof *t);
-    t->root_child = t->root_head = PC_NONE;
+    t->root_head = PC_NONE;
 }
 
 void pc_stree_free(pc_stree *t)
 {
     free(t->prefix);
     free(t->frame);
-    free(t->child);
     free(t->head);
     free(t->next);
     pc_htab_free(&t->idx);
@@ -73,13 +79,12 @@ int pc_stree_freeze(pc_stree *t)
 {
     if (t->frozen)
         return 0;
-    free(t->child);
     free(t->head);
     free(t->next);
-    t->child = t->head = t->next = NULL;
+    t->head = t->next = NULL;
     pc_htab_free(&t->idx);
     t->n_hashed = 0;
-    t->root_child = t->root_head = PC_NONE;
+    t->root_head = PC_NONE;
     t->frozen = 1;
     if (t->n < t->cap) {
         /* An array that could not shrink stays as it was, longer than
@@ -105,10 +110,9 @@ int pc_stree_freeze(pc_stree *t)
  * than STACK_LIST_MAX children, as interning would have put it. */
 static void thaw_undo(pc_stree *t)
 {
-    free(t->child);
     free(t->head);
     free(t->next);
-    t->child = t->head = t->next = NULL;
+    t->head = t->next = NULL;
     pc_htab_free(&t->idx);
     t->n_hashed = 0;
 }
@@ -119,10 +123,9 @@ static int thaw(pc_stree *t)
      * stays 0, so that the first node grows every column. */
     size_t cap = t->cap > t->n ? t->cap : t->n, room = cap ? cap : 1;
     uint32_t *count = calloc(t->n + 1, sizeof *count);
-    t->child = malloc(room * sizeof *t->child);
     t->head = malloc(room * sizeof *t->head);
     t->next = malloc(room * sizeof *t->next);
-    if (!count || !t->child || !t->head || !t->next) {
+    if (!count || !t->head || !t->next) {
         free(count);
         thaw_undo(t);
         return -1;
@@ -132,15 +135,14 @@ static int thaw(pc_stree *t)
     for (size_t i = 0; i < t->n; i++)
         count[t->prefix[i] == PC_NONE ? 0 : t->prefix[i] + 1]++;
     for (size_t i = 0; i < t->n; i++)
-        t->child[i] = t->head[i] = PC_NONE;
-    t->lean = 0;
-    t->root_child = t->root_head = PC_NONE;
+        t->head[i] = PC_NONE;
+    t->root_head = PC_NONE;
     for (size_t i = 0; i < t->n; i++) {
         uint32_t pre = t->prefix[i];
         uint32_t *head = pre == PC_NONE ? &t->root_head : &t->head[pre];
         t->next[i] = PC_NONE;
         if (count[pre == PC_NONE ? 0 : pre + 1] > STACK_LIST_MAX) {
-            *head = STACK_HASHED;
+            *head = (uint32_t)i | HASHED;
             if (stack_hash_add(t, (uint32_t)i) < 0) {
                 free(count);
                 thaw_undo(t);
@@ -158,73 +160,82 @@ static int thaw(pc_stree *t)
     return 0;
 }
 
+/* The new node (prefix, frame), made the child last asked for; head is
+ * the prefix's head before, listed the children its list holds. */
+static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t head,
+                         size_t listed)
+{
+    if (t->n >= STACK_MAX_NODES)
+        return PC_NONE;
+    struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head),
+                            PC_COL(t->next)};
+    if (pc_grow_cols(&t->cap, t->n + 1, cols, 4) < 0)
+        return PC_NONE;
+    uint32_t id = (uint32_t)t->n++;
+    if (id >= t->mapped)
+        map_ahead(t);
+    t->prefix[id] = prefix;
+    t->frame[id] = frame;
+    t->head[id] = PC_NONE;
+    t->next[id] = PC_NONE;
+    uint32_t to;
+    if (head != PC_NONE && (head & HASHED)) {
+        if (stack_hash_add(t, id) < 0)
+            return PC_NONE;
+        to = id | HASHED;
+    } else if (listed + 1 > STACK_LIST_MAX) {
+        /* Many children: from now on they are hashed. */
+        t->next[id] = head;
+        for (uint32_t c = id; c != PC_NONE; c = t->next[c])
+            if (stack_hash_add(t, c) < 0)
+                return PC_NONE;
+        to = id | HASHED;
+    } else {
+        t->next[id] = head;
+        to = id;
+    }
+    if (prefix == PC_NONE)
+        t->root_head = to;
+    else
+        t->head[prefix] = to;
+    return id;
+}
+
 uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
 {
     if (t->frozen && thaw(t) < 0)
         return PC_NONE;
     if (prefix != PC_NONE && prefix >= t->n)
         return PC_NONE;
-    uint32_t last = prefix == PC_NONE ? t->root_child : t->lean ? PC_NONE : t->child[prefix];
-    if (last != PC_NONE && t->frame[last] == frame)
+    uint32_t *headp = prefix == PC_NONE ? &t->root_head : &t->head[prefix];
+    uint32_t head = *headp;
+    if (head == PC_NONE)
+        return add_node(t, prefix, frame, head, 0);
+    uint32_t last = head & ~HASHED;
+    if (t->frame[last] == frame)
         return last;
-    uint32_t head = prefix == PC_NONE ? t->root_head : t->head[prefix];
-    uint32_t found = PC_NONE;
-    size_t listed = 0;
-    if (head == STACK_HASHED) {
+    if (head & HASHED) {
         pc_probe pr;
         pc_probe_start(&t->idx, stack_key(prefix, frame), &pr);
         for (uint32_t id; (id = pc_probe_next(&t->idx, &pr)) != PC_NONE;)
             if (t->prefix[id] == prefix && t->frame[id] == frame) {
-                found = id;
-                break;
+                *headp = id | HASHED;
+                return id;
             }
-    } else {
-        for (uint32_t c = head; c != PC_NONE; c = t->next[c], listed++)
-            if (t->frame[c] == frame) {
-                found = c;
-                break;
-            }
+        return add_node(t, prefix, frame, head, 0);
     }
-    if (found == PC_NONE) {
-        if (t->n >= PC_NONE - 2)
-            return PC_NONE;
-        struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head),
-                                PC_COL(t->next), PC_COL(t->child)};
-        if (pc_grow_cols(&t->cap, t->n + 1, cols, t->lean ? 4 : 5) < 0)
-            return PC_NONE;
-        found = (uint32_t)t->n++;
-        if (found >= t->mapped)
-            map_ahead(t);
-        t->prefix[found] = prefix;
-        t->frame[found] = frame;
-        if (!t->lean)
-            t->child[found] = PC_NONE;
-        t->head[found] = PC_NONE;
-        t->next[found] = PC_NONE;
-        if (head == STACK_HASHED) {
-            if (stack_hash_add(t, found) < 0)
-                return PC_NONE;
-        } else if (listed + 1 > STACK_LIST_MAX) {
-            /* Many children: from now on they are hashed. */
-            t->next[found] = head;
-            for (uint32_t c = found; c != PC_NONE; c = t->next[c])
-                if (stack_hash_add(t, c) < 0)
-                    return PC_NONE;
-            head = STACK_HASHED;
-        } else {
-            t->next[found] = head;
-            head = found;
+    /* The head was looked at; the rest of the list, and the child found
+     * moves to its front. */
+    size_t listed = 1;
+    for (uint32_t before = head, c = t->next[head]; c != PC_NONE;
+         before = c, c = t->next[c], listed++)
+        if (t->frame[c] == frame) {
+            t->next[before] = t->next[c];
+            t->next[c] = head;
+            *headp = c;
+            return c;
         }
-        if (prefix == PC_NONE)
-            t->root_head = head;
-        else
-            t->head[prefix] = head;
-    }
-    if (prefix == PC_NONE)
-        t->root_child = found;
-    else if (!t->lean)
-        t->child[prefix] = found;
-    return found;
+    return add_node(t, prefix, frame, head, listed);
 }
 
 void pc_stack_prefetch(const pc_profile *p, uint32_t prefix, uint32_t frame)
@@ -232,8 +243,6 @@ void pc_stack_prefetch(const pc_profile *p, uint32_t prefix, uint32_t frame)
     const pc_stree *t = &p->stack;
     if (t->frozen || prefix >= t->n)
         return;
-    if (!t->lean)
-        __builtin_prefetch(&t->child[prefix]);
     __builtin_prefetch(&t->head[prefix]);
     if (t->idx.slot) {
         pc_probe pr;

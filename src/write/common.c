@@ -136,11 +136,6 @@ int pc_merge(const pc_profile *p, pc_merged *m)
     /* Model stacks come parents first, so each prefix is mapped already. */
     pc_stree tree;
     pc_stree_init(&tree);
-    /* Each model stack is visited once, parents first: a remembered
-     * child would rarely be asked for again, and its 4 bytes a node would
-     * add to the conversion's peak, beside the model's stacks and the
-     * map. */
-    tree.lean = 1;
     m->gs_of_stack = malloc((ns + 1) * sizeof *m->gs_of_stack);
     if (!m->gs_of_stack)
         ok = 0;

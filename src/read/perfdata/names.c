@@ -232,7 +232,7 @@ int pd_on_sample(pd_build *b, const pd_attr *a, uint16_t misc, const pd_sample *
         const pd_map *m = pd_map_find(b->ips_kernel[i] ? &b->maps.kernel : &proc->maps, ip);
         pd_raw k = m ? (pd_raw){ip, m->start, m->pgoff, m->dso, (uint8_t)m->jit}
                      : (pd_raw){ip, 0, 0, b->maps.unknown_dso, 0};
-        uint32_t last = stack == PC_NONE ? b->rstack.root_child : b->rstack.child[stack];
+        uint32_t last = pc_stree_last(&b->rstack, stack);
         if (last != PC_NONE && raw_eq(&b->raw.key[b->rstack.frame[last]], &k)) {
             stack = last;
             continue;

@@ -225,8 +225,7 @@ static int on_sample(build *b, const sp_record *rec)
         if (i == 0 && ps && stack != PC_NONE && !p->oom)
             *ps = (struct path_stack){stack + 1, unwind};
         const sp_entry *e = &chain[i];
-        uint32_t last = stack == PC_NONE ? p->stack.root_child
-                        : p->stack.child[stack];
+        uint32_t last = pc_stree_last(&p->stack, stack);
         if (last != PC_NONE) {
             uint32_t f = p->stack.frame[last];
             if (key_is(&b->fr.key[f], e)) {
