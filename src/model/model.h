@@ -105,14 +105,12 @@ enum pc_marker_type {
  * stacks and wherever stacks are re-interned (merged frames). */
 typedef struct pc_stree {
     uint32_t *prefix, *frame;
-    /* Children: a list (head, next) while few, else in idx.  head[s] (of
-     * the root: root_head) is PC_NONE for none, else the child of s last
-     * asked for or added, with PC_STREE_HASHED set where s's children are
-     * hashed; a list is kept in that order, so its head is that child
-     * too.  Consecutive samples mostly repeat the previous one's path, so
-     * this child is tried first, and it costs no column of its own.  See
-     * pc_stree_intern(). */
-    uint32_t *head, *next, root_head;
+    /* Children: head[s] (of the root: root_head) is PC_NONE for none,
+     * the child for one, and for more, which are in idx, the child of s
+     * last asked for or added, with PC_STREE_HASHED set.  Consecutive
+     * samples mostly repeat the previous one's path, so callers try
+     * that child first (pc_stree_last).  See pc_stree_intern(). */
+    uint32_t *head, root_head;
     size_t n, cap, n_hashed;
     /* Nodes whose rows are mapped ahead of use (see pc_stree_intern). */
     size_t mapped;

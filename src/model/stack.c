@@ -6,21 +6,18 @@
 
 #include "base/grow.h"
 
-/* A stack's children are found through a list while they are few, and
- * through the hash table once they are many: most stacks have one child
- * or none, and a list makes adding a child to a new stack (a sample's
- * path that is new below some point) cost no hash table miss.  Each
- * child a list walk passes costs two cache misses (its frame, its next)
- * where a probe costs one or two, so lists stay short: with 4 rather than
- * 16, a Perfetto trace of 1M samples, 47 % of them new callstacks,
- * converts about 8 % faster, the others no slower; hashing the nodes of
- * 5 to 16 children costs memory (1.6 % more for 27.8M nodes).
- *
- * The child last asked for is the list's head, or kept in head[] beside
- * the hashed flag, rather than in a column of its own: 16 bytes a node
- * instead of 20, which on a virtual machine, where each page first
- * written costs microseconds, is time as well as memory. */
-#define STACK_LIST_MAX 4
+/* A stack's only child is found in head[] alone, and the children of a
+ * stack that has more in the hash table, with head[] then keeping the one
+ * last asked for.  Most stacks have one child or none, so a sample's path
+ * that is new below some point costs no hash table miss, and the tree
+ * needs no column of sibling links: 12 bytes a node.  Each column is
+ * memory first written as the tree grows, which on a virtual machine
+ * costs microseconds a page: for 1M samples each on a new path (27.8M
+ * nodes), 20 bytes a node (a remembered child and lists of up to 4
+ * children) took 731 MB at the peak, 16 bytes 601 MB, 12 bytes XXX.
+ * Hashing every stack with two children or more rather than five made
+ * Perfetto traces of 1M samples, 47 % of them new callstacks, and a real
+ * simpleperf capture no slower. */
 #define HASHED PC_STREE_HASHED
 /* Ids stay below the flag, and id | HASHED never equals PC_NONE. */
 #define STACK_MAX_NODES (HASHED - 1)
@@ -53,8 +50,8 @@ static int stack_hash_add(pc_stree *t, uint32_t id)
  * what pays is mapping much at once. */
 static void map_ahead(pc_stree *t)
 {
-    uint32_t *cols[] = {t->prefix, t->frame, t->head, t->next};
-    for (int c = 0; c < 4; c++)
+    uint32_t *cols[] = {t->prefix, t->frame, t->head};
+    for (int c = 0; c < 3; c++)
         pc_prefault(cols[c], t->mapped * sizeof *cols[c], t->cap * sizeof *cols[c]);
     t->mapped = t->cap;
 }
@@ -70,7 +67,6 @@ void pc_stree_free(pc_stree *t)
     free(t->prefix);
     free(t->frame);
     free(t->head);
-    free(t->next);
     pc_htab_free(&t->idx);
     pc_stree_init(t);
 }
@@ -80,8 +76,7 @@ int pc_stree_freeze(pc_stree *t)
     if (t->frozen)
         return 0;
     free(t->head);
-    free(t->next);
-    t->head = t->next = NULL;
+    t->head = NULL;
     pc_htab_free(&t->idx);
     t->n_hashed = 0;
     t->root_head = PC_NONE;
@@ -105,14 +100,13 @@ int pc_stree_freeze(pc_stree *t)
     return 0;
 }
 
-/* The lists and hashed children of a frozen tree, built again: each node
- * goes to its prefix's list, or to the hash table for a prefix with more
- * than STACK_LIST_MAX children, as interning would have put it. */
+/* The heads and hashed children of a frozen tree, built again: each
+ * node goes to its prefix's head, or to the hash table for a prefix with
+ * more than one child, as interning would have put it. */
 static void thaw_undo(pc_stree *t)
 {
     free(t->head);
-    free(t->next);
-    t->head = t->next = NULL;
+    t->head = NULL;
     pc_htab_free(&t->idx);
     t->n_hashed = 0;
 }
@@ -122,38 +116,38 @@ static int thaw(pc_stree *t)
     /* A tree frozen before its first node has no columns: its capacity
      * stays 0, so that the first node grows every column. */
     size_t cap = t->cap > t->n ? t->cap : t->n, room = cap ? cap : 1;
-    uint32_t *count = calloc(t->n + 1, sizeof *count);
+    /* kids[prefix + 1]: children of prefix, up to 2 (kids[0]: of the
+     * root). */
+    uint8_t *kids = calloc(t->n + 1, 1);
     t->head = malloc(room * sizeof *t->head);
-    t->next = malloc(room * sizeof *t->next);
-    if (!count || !t->head || !t->next) {
-        free(count);
+    if (!kids || !t->head) {
+        free(kids);
         thaw_undo(t);
         return -1;
     }
     t->cap = cap;
-    /* count[prefix + 1]: children of prefix (count[0]: of the root). */
-    for (size_t i = 0; i < t->n; i++)
-        count[t->prefix[i] == PC_NONE ? 0 : t->prefix[i] + 1]++;
+    for (size_t i = 0; i < t->n; i++) {
+        uint8_t *k = &kids[t->prefix[i] == PC_NONE ? 0 : t->prefix[i] + 1];
+        *k += *k < 2;
+    }
     for (size_t i = 0; i < t->n; i++)
         t->head[i] = PC_NONE;
     t->root_head = PC_NONE;
     for (size_t i = 0; i < t->n; i++) {
         uint32_t pre = t->prefix[i];
         uint32_t *head = pre == PC_NONE ? &t->root_head : &t->head[pre];
-        t->next[i] = PC_NONE;
-        if (count[pre == PC_NONE ? 0 : pre + 1] > STACK_LIST_MAX) {
+        if (kids[pre == PC_NONE ? 0 : pre + 1] > 1) {
             *head = (uint32_t)i | HASHED;
             if (stack_hash_add(t, (uint32_t)i) < 0) {
-                free(count);
+                free(kids);
                 thaw_undo(t);
                 return -1;
             }
         } else {
-            t->next[i] = *head;
             *head = (uint32_t)i;
         }
     }
-    free(count);
+    free(kids);
     /* The columns made again are written up to n, and mapped no further. */
     t->mapped = t->n;
     t->frozen = 0;
@@ -161,15 +155,13 @@ static int thaw(pc_stree *t)
 }
 
 /* The new node (prefix, frame), made the child last asked for; head is
- * the prefix's head before, listed the children its list holds. */
-static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t head,
-                         size_t listed)
+ * the prefix's head before. */
+static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t head)
 {
     if (t->n >= STACK_MAX_NODES)
         return PC_NONE;
-    struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head),
-                            PC_COL(t->next)};
-    if (pc_grow_cols(&t->cap, t->n + 1, cols, 4) < 0)
+    struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head)};
+    if (pc_grow_cols(&t->cap, t->n + 1, cols, 3) < 0)
         return PC_NONE;
     uint32_t id = (uint32_t)t->n++;
     if (id >= t->mapped)
@@ -177,22 +169,13 @@ static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t 
     t->prefix[id] = prefix;
     t->frame[id] = frame;
     t->head[id] = PC_NONE;
-    t->next[id] = PC_NONE;
-    uint32_t to;
-    if (head != PC_NONE && (head & HASHED)) {
-        if (stack_hash_add(t, id) < 0)
+    uint32_t to = id;
+    if (head != PC_NONE) {
+        /* A second child: from now on the children are hashed, the first
+         * one with it. */
+        if ((!(head & HASHED) && stack_hash_add(t, head) < 0) || stack_hash_add(t, id) < 0)
             return PC_NONE;
         to = id | HASHED;
-    } else if (listed + 1 > STACK_LIST_MAX) {
-        /* Many children: from now on they are hashed. */
-        t->next[id] = head;
-        for (uint32_t c = id; c != PC_NONE; c = t->next[c])
-            if (stack_hash_add(t, c) < 0)
-                return PC_NONE;
-        to = id | HASHED;
-    } else {
-        t->next[id] = head;
-        to = id;
     }
     if (prefix == PC_NONE)
         t->root_head = to;
@@ -210,7 +193,7 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
     uint32_t *headp = prefix == PC_NONE ? &t->root_head : &t->head[prefix];
     uint32_t head = *headp;
     if (head == PC_NONE)
-        return add_node(t, prefix, frame, head, 0);
+        return add_node(t, prefix, frame, head);
     uint32_t last = head & ~HASHED;
     if (t->frame[last] == frame)
         return last;
@@ -222,20 +205,8 @@ uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame)
                 *headp = id | HASHED;
                 return id;
             }
-        return add_node(t, prefix, frame, head, 0);
     }
-    /* The head was looked at; the rest of the list, and the child found
-     * moves to its front. */
-    size_t listed = 1;
-    for (uint32_t before = head, c = t->next[head]; c != PC_NONE;
-         before = c, c = t->next[c], listed++)
-        if (t->frame[c] == frame) {
-            t->next[before] = t->next[c];
-            t->next[c] = head;
-            *headp = c;
-            return c;
-        }
-    return add_node(t, prefix, frame, head, listed);
+    return add_node(t, prefix, frame, head);
 }
 
 void pc_stack_prefetch(const pc_profile *p, uint32_t prefix, uint32_t frame)

@@ -61,45 +61,42 @@ TEST(stack_tree_grows_and_finds)
 }
 
 /* The child last asked for is the one pc_stree_last gives, for a stack
- * whose children are listed (up to 4) and one whose children are hashed
- * (more), and for the root; asked for in every order, each child keeps
- * its id, moving to a list's front or not, and nothing new is made. */
+ * with one child (kept in its head) and one with many (hashed), and for
+ * the root; asked for in every order, each child keeps its id and nothing
+ * new is made.  A second child hashes the first with it. */
 TEST(stack_tree_last_child_is_the_last_asked)
 {
     pc_stree t;
     pc_stree_init(&t);
-    uint32_t few = pc_stree_intern(&t, PC_NONE, 1), many = pc_stree_intern(&t, PC_NONE, 2);
+    uint32_t one = pc_stree_intern(&t, PC_NONE, 1), many = pc_stree_intern(&t, PC_NONE, 2);
     T_EQ_INT(pc_stree_last(&t, PC_NONE), many);
-    T_EQ_INT(pc_stree_last(&t, few), PC_NONE);
-    uint32_t kid_few[4], kid_many[9];
-    for (uint32_t k = 0; k < 4; k++) {
-        kid_few[k] = pc_stree_intern(&t, few, 10 + k);
-        T_EQ_INT(pc_stree_last(&t, few), kid_few[k]);
-    }
+    T_EQ_INT(pc_stree_last(&t, one), PC_NONE);
+    uint32_t only = pc_stree_intern(&t, one, 10);
+    T_EQ_INT(pc_stree_last(&t, one), only);
+    uint32_t kid[9];
     for (uint32_t k = 0; k < 9; k++) {
-        kid_many[k] = pc_stree_intern(&t, many, 10 + k);
-        T_EQ_INT(pc_stree_last(&t, many), kid_many[k]);
+        kid[k] = pc_stree_intern(&t, many, 10 + k);
+        T_EQ_INT(pc_stree_last(&t, many), kid[k]);
     }
     size_t n = t.n;
-    T_EQ_INT(n, 2 + 4 + 9);
+    T_EQ_INT(n, 2 + 1 + 9);
     uint64_t s = 7;
     for (int round = 0; round < 200; round++) {
         s = s * 6364136223846793005u + 1442695040888963407u;
         uint32_t k = (uint32_t)(s >> 33);
-        T_EQ_INT(pc_stree_intern(&t, few, 10 + k % 4), kid_few[k % 4]);
-        T_EQ_INT(pc_stree_last(&t, few), kid_few[k % 4]);
-        T_EQ_INT(pc_stree_intern(&t, many, 10 + k % 9), kid_many[k % 9]);
-        T_EQ_INT(pc_stree_last(&t, many), kid_many[k % 9]);
-        T_EQ_INT(pc_stree_intern(&t, PC_NONE, 1 + k % 2), k % 2 ? many : few);
-        T_EQ_INT(pc_stree_last(&t, PC_NONE), k % 2 ? many : few);
+        T_EQ_INT(pc_stree_intern(&t, one, 10), only);
+        T_EQ_INT(pc_stree_last(&t, one), only);
+        T_EQ_INT(pc_stree_intern(&t, many, 10 + k % 9), kid[k % 9]);
+        T_EQ_INT(pc_stree_last(&t, many), kid[k % 9]);
+        T_EQ_INT(pc_stree_intern(&t, PC_NONE, 1 + k % 2), k % 2 ? many : one);
+        T_EQ_INT(pc_stree_last(&t, PC_NONE), k % 2 ? many : one);
     }
     T_EQ_INT(t.n, n);
-    /* A fifth child turns the list into a hash, the new child last. */
-    uint32_t fifth = pc_stree_intern(&t, few, 50);
-    T_EQ_INT(pc_stree_last(&t, few), fifth);
-    for (uint32_t k = 0; k < 4; k++)
-        T_EQ_INT(pc_stree_intern(&t, few, 10 + k), kid_few[k]);
-    T_EQ_INT(pc_stree_intern(&t, few, 50), fifth);
+    uint32_t second = pc_stree_intern(&t, one, 50);
+    T_EQ_INT(pc_stree_last(&t, one), second);
+    T_EQ_INT(pc_stree_intern(&t, one, 10), only);
+    T_EQ_INT(pc_stree_last(&t, one), only);
+    T_EQ_INT(pc_stree_intern(&t, one, 50), second);
     T_EQ_INT(t.n, n + 1);
     pc_stree_free(&t);
 }
