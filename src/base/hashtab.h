@@ -80,12 +80,24 @@ static inline uint64_t pc_hash_key(void)
 /* Hash of a byte string (word at a time, then mixed), keyed. */
 uint64_t pc_hash_bytes(const void *data, size_t len);
 
-/* hash may be any function of the key, even one an input can invert
- * (pc_mix64): it is mixed again with the process key here. */
+/* The tag of a key whose hash is hash, which may be any function of the
+ * key, even one an input can invert (pc_mix64): it is mixed again with
+ * the process key here.  Any thread may work tags out ahead, for
+ * pc_probe_start_tag on another. */
+static inline uint32_t pc_hash_tag(uint64_t hash)
+{
+    return (uint32_t)(pc_mix64(hash ^ pc_hash_key()) >> 32);
+}
+
+static inline void pc_probe_start_tag(const pc_htab *t, uint32_t tag, pc_probe *p)
+{
+    p->tag = tag;
+    p->i = tag & t->mask;
+}
+
 static inline void pc_probe_start(const pc_htab *t, uint64_t hash, pc_probe *p)
 {
-    p->tag = (uint32_t)(pc_mix64(hash ^ pc_hash_key()) >> 32);
-    p->i = p->tag & t->mask;
+    pc_probe_start_tag(t, pc_hash_tag(hash), p);
 }
 
 /* Returns the id of the next slot whose tag matches, or PC_NONE once an

@@ -191,8 +191,10 @@ static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
         p = q;
     }
     pr->p = p;
-    if (p == end)
+    if (p == end) {
+        e->tag = sp_entry_tag(e);
         return 0;
+    }
     while ((got = next_field(d, pr, &f, expect, sizeof expect)) > 0) {
         switch (f.number) {
         case 1: e->vaddr = f.value; break;
@@ -208,6 +210,7 @@ static int dec_entry(dec *d, pb_reader *pr, sp_entry *e)
             break;
         }
     }
+    e->tag = sp_entry_tag(e);
     return got;
 }
 

@@ -89,19 +89,12 @@ static int key_is(const struct fkey *k, const sp_entry *e)
            k->exec == e->exec;
 }
 
-static uint64_t frame_hash(const sp_entry *e)
-{
-    return pc_mix64(e->vaddr ^ pc_mix64((uint64_t)e->file_id << 32 | (uint32_t)e->symbol_id) ^
-                    e->exec);
-}
-
 static uint32_t frame_of(build *b, const sp_entry *e, uint64_t off)
 {
     pc_probe pr;
-    uint64_t h = frame_hash(e);
     if (pc_htab_reserve(&b->fr.idx, b->fr.n + 1) < 0)
         return PC_NONE;
-    pc_probe_start(&b->fr.idx, h, &pr);
+    pc_probe_start_tag(&b->fr.idx, e->tag, &pr);
     for (uint32_t id; (id = pc_probe_next(&b->fr.idx, &pr)) != PC_NONE;)
         if (key_is(&b->fr.key[id], e))
             return id;
@@ -184,7 +177,8 @@ static int on_sample(build *b, const sp_record *rec)
         i = 1;
         ps = NULL;
     } else if (unwind_error) {
-        sp_entry root = {0, 0, (int32_t)rec->sample.error_code, UNWIND_FRAME, 0};
+        sp_entry root = {.symbol_id = (int32_t)rec->sample.error_code, .exec = UNWIND_FRAME};
+        root.tag = sp_entry_tag(&root);
         uint32_t frame = frame_of(b, &root, rec->offset);
         if (frame == PC_NONE)
             return nomem(b);
@@ -208,7 +202,7 @@ static int on_sample(build *b, const sp_record *rec)
         size_t home[64], m = i < 64 ? i : 64;
         for (size_t k = 0; k < m; k++) {
             pc_probe pr;
-            pc_probe_start(&b->fr.idx, frame_hash(&chain[i - 1 - k]), &pr);
+            pc_probe_start_tag(&b->fr.idx, chain[i - 1 - k].tag, &pr);
             home[k] = pr.i;
             __builtin_prefetch(&b->fr.idx.slot[pr.i]);
         }
@@ -270,7 +264,7 @@ static uint32_t frame_guess(const build *b, const sp_entry *e)
     if (!b->fr.idx.slot)
         return PC_NONE;
     pc_probe pr;
-    pc_probe_start(&b->fr.idx, frame_hash(e), &pr);
+    pc_probe_start_tag(&b->fr.idx, e->tag, &pr);
     return pc_probe_next(&b->fr.idx, &pr);
 }
 
@@ -294,7 +288,7 @@ static void on_record_ahead(void *ctx, const sp_record *rec, int stage)
             __builtin_prefetch(ps);
         if (b->fr.idx.slot) {
             pc_probe pr;
-            pc_probe_start(&b->fr.idx, frame_hash(&rec->sample.chain[0]), &pr);
+            pc_probe_start_tag(&b->fr.idx, rec->sample.chain[0].tag, &pr);
             __builtin_prefetch(&b->fr.idx.slot[pr.i]);
         }
         return;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/byteset.h"
+#include "base/hashtab.h"
 #include "read/read.h"
 #include "model/model.h"
 #include "profconv.h"
@@ -50,9 +51,21 @@ typedef struct sp_entry {
     uint64_t vaddr;
     uint32_t file_id;
     int32_t symbol_id;
+    /* The hash tag of (vaddr, file_id, symbol_id, exec) in the process's
+     * keyed hash (sp_entry_tag), set where the entry is decoded: lookups
+     * of entries in the frame table, on the thread that builds the
+     * model, start from it, and decoding runs on every thread. */
+    uint32_t tag;
     uint8_t exec;      /* enum pc_exec */
     uint8_t has_exec;  /* execution_type was present */
 } sp_entry;
+
+static inline uint32_t sp_entry_tag(const sp_entry *e)
+{
+    return pc_hash_tag(pc_mix64(e->vaddr ^
+                                pc_mix64((uint64_t)e->file_id << 32 | (uint32_t)e->symbol_id) ^
+                                e->exec));
+}
 
 typedef struct sp_record {
     int kind;          /* enum sp_kind */
