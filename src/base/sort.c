@@ -128,6 +128,8 @@ int pc_sort_u64(uint64_t *v, size_t n, uint64_t max)
     enum { BITS = 11, BUCKETS = 1 << BITS };
     if (n < 2 || !max)
         return 0;
+    if (n > SIZE_MAX / sizeof(uint64_t))
+        return -1;
     uint64_t *tmp = malloc(n * sizeof *tmp);
     if (!tmp)
         return -1;

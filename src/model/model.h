@@ -136,7 +136,8 @@ void pc_stree_init(pc_stree *t);
 uint32_t pc_stree_intern(pc_stree *t, uint32_t prefix, uint32_t frame);
 void pc_stree_free(pc_stree *t);
 /* Keeps only the nodes (prefix, frame), at their exact size: what writers
- * read, which is a third of what interning keeps per node.  A later
+ * read, which is two thirds of what interning keeps per node, its hash
+ * table aside.  A later
  * pc_stree_intern builds the rest again first.  Returns 0, or -1 when the
  * arrays could not be shrunk (nothing is lost then). */
 int pc_stree_freeze(pc_stree *t);

@@ -43,9 +43,10 @@ static int stack_hash_add(pc_stree *t, uint32_t id)
 /* Maps the pages of every column's rows from mapped to the capacity, in
  * one call a column, before new nodes are written there.  A page written
  * for the first time costs several microseconds on a virtual machine, and
- * more when it faults: 1M samples each on a new path (27.8M nodes, 556 MB
- * of columns) converted in 6.4-7.1 s instead of 6.9-9.0 s, its peak 714
- * MiB instead of 602 MiB (the rows past the last node mapped too).  Mapped in
+ * more when it faults: 1M samples each on a new path (27.8M nodes, then
+ * 20 bytes a node, 556 MB of columns) converted in 6.4-7.1 s instead of
+ * 6.9-9.0 s, its peak 714 MiB instead of 602 MiB (the rows past the last
+ * node mapped too).  Mapped in
  * steps of 16K to 1M rows ahead, it took as long as faulting, or longer:
  * what pays is mapping much at once. */
 static void map_ahead(pc_stree *t)
@@ -160,8 +161,11 @@ static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t 
 {
     if (t->n >= STACK_MAX_NODES)
         return PC_NONE;
+    /* Room first, for the node and for the children to hash, so that
+     * nothing changes where there is none. */
     struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head)};
-    if (pc_grow_cols(&t->cap, t->n + 1, cols, 3) < 0)
+    if ((head != PC_NONE && pc_htab_reserve(&t->idx, t->n_hashed + 2) < 0) ||
+        pc_grow_cols(&t->cap, t->n + 1, cols, 3) < 0)
         return PC_NONE;
     uint32_t id = (uint32_t)t->n++;
     if (id >= t->mapped)
@@ -172,9 +176,10 @@ static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t 
     uint32_t to = id;
     if (head != PC_NONE) {
         /* A second child: from now on the children are hashed, the first
-         * one with it. */
-        if ((!(head & HASHED) && stack_hash_add(t, head) < 0) || stack_hash_add(t, id) < 0)
-            return PC_NONE;
+         * one with it.  There is room for both (above). */
+        if (!(head & HASHED))
+            (void)stack_hash_add(t, head);
+        (void)stack_hash_add(t, id);
         to = id | HASHED;
     }
     if (prefix == PC_NONE)

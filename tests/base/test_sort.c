@@ -114,4 +114,16 @@ TEST(sort_u64_same_as_qsort)
             free(a);
             free(b);
         }
+    /* Digits that differ below and above two that every value shares. */
+    enum { N = 5000 };
+    uint64_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    for (size_t i = 0; i < N; i++) {
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        a[i] = b[i] = (s >> 61) << 33 | (s >> 20) % 2048;
+    }
+    T_EQ_INT(pc_sort_u64(a, N, (uint64_t)7 << 33 | 2047), 0);
+    pc_qsort(b, N, sizeof *b, cmp_u64);
+    T_CHECK(memcmp(a, b, N * sizeof *a) == 0);
+    free(a);
+    free(b);
 }

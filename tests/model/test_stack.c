@@ -26,7 +26,7 @@ TEST(stack_tree_interns_after_freezing)
 
 /* Many nodes, past several doublings (the columns are mapped ahead as
  * they grow), found again with their ids as they are and after a freeze
- * (the lists and hash built again): each (prefix, frame) is one node,
+ * (the heads and the hash built again): each (prefix, frame) is one node,
  * parents first. */
 TEST(stack_tree_grows_and_finds)
 {
