@@ -33,7 +33,8 @@ void pc_merged_free(pc_merged *m)
  * equal keys lie side by side.  Sorted rather than hashed, the keys are
  * read in sweeps instead of a cache miss each, and no stack is read
  * again to confirm a match: for 1M samples each on a new path (27.8M
- * stacks, 1.2M with a sibling) the check took a third of the time.
+ * stacks, 1.2M with a sibling) the check took 0.41-1.04 s instead of
+ * 0.52-1.41 s, and the writing 1.21-1.54 s instead of 1.61-1.72 s.
  * 1, 0, or -1 when out of memory. */
 static int merges_none(const pc_profile *p, const pc_merged *m)
 {
