@@ -8,15 +8,30 @@
 
 /* pthread_create with every signal blocked in the new thread: signals
  * stay with the caller's threads, whose handlers expect them.  Returns
- * 0 or pthread_create's error; the caller's mask is as it was. */
-static inline int pc_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+ * 0 or pthread_create's error; the caller's mask is as it was.  The
+ * sized form gives the thread a stack of that many bytes (0: the
+ * system's default, often 8 MiB): the stack counts against the memory
+ * limit (--max-memory, RLIMIT_DATA) from the start. */
+static inline int pc_thread_start_sized(pthread_t *th, void *(*fn)(void *), void *arg,
+                                        size_t stack)
 {
     sigset_t all, saved;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    if (stack)
+        pthread_attr_setstacksize(&attr, stack);
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);
-    int e = pthread_create(th, NULL, fn, arg);
+    int e = pthread_create(th, &attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    pthread_attr_destroy(&attr);
     return e;
+}
+
+static inline int pc_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+    return pc_thread_start_sized(th, fn, arg, 0);
 }
 
 /* The threads to use when asked for requested (options.threads): that

@@ -299,22 +299,18 @@ static int packet_field_type(uint32_t n)
 /* Nearly every packet of a CPU profile is a traced_perf sample: a time,
  * its sequence and flags (perhaps a clock and the writer's pid), a
  * PerfSample of the common shape, and where a callstack is new, the
- * interned data that defines it.  Such a packet is read here in one pass,
+ * interned data that defines it.  Such a packet is scanned in one pass,
  * to the same result as the general path, at a fraction of the calls per
- * field: on the reading thread, the one that bounds a conversion's time.
- * Any other packet (defaults, a cleared or lost state, another payload, a
- * wire type out of place, an unusual encoding) gives 0 before anything
- * has changed, and the general path reads it; else 1, with the packet's
- * status in *st. */
-static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
-                        int *st)
+ * field.  The scan touches no state, so the thread that frames packets
+ * ahead of the reading thread (ahead.c) does it for a whole batch.  Any
+ * other packet (defaults, a cleared or lost state, another payload, a
+ * wire type out of place, an unusual encoding) gives 0, and the general
+ * path reads it. */
+int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
 {
-    const uint8_t *p = data, *end = data + len, *sample = NULL, *interned = NULL;
-    uint64_t sample_len = 0, interned_len = 0;
-    uint32_t seq_id = 0, flags = 0;
-    pf_packet pk;
-    memset(&pk, 0, sizeof pk);
-    pk.offset = offset;
+    const uint8_t *p = data, *end = data + len, *sample = NULL;
+    uint64_t sample_len = 0;
+    memset(q, 0, sizeof *q);
     while (p < end) {
         uint64_t tag, v;
         if (!pb_varint9(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
@@ -328,8 +324,9 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
                 sample = p;
                 sample_len = n;
             } else {
-                interned = p;
-                interned_len = n;
+                q->interned_at = (uint32_t)(p - data);
+                q->interned_len = (uint32_t)n;
+                q->has_interned = 1;
             }
             p += n;
             continue;
@@ -337,11 +334,11 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
         if ((tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))
             return 0;
         switch (number) {
-        case TP_TIMESTAMP: pk.ts = v; pk.has_ts = 1; break;
-        case TP_CLOCK_ID: pk.clock_id = (uint32_t)v; pk.has_clock = 1; break;
-        case TP_TRUSTED_PID: pk.pid = (int32_t)v; pk.has_pid = 1; break;
-        case TP_SEQUENCE_ID: seq_id = (uint32_t)v; break;
-        case TP_SEQUENCE_FLAGS: flags = (uint32_t)v; break;
+        case TP_TIMESTAMP: q->pk.ts = v; q->pk.has_ts = 1; break;
+        case TP_CLOCK_ID: q->pk.clock_id = (uint32_t)v; q->pk.has_clock = 1; break;
+        case TP_TRUSTED_PID: q->pk.pid = (int32_t)v; q->pk.has_pid = 1; break;
+        case TP_SEQUENCE_ID: q->seq_id = (uint32_t)v; break;
+        case TP_SEQUENCE_FLAGS: q->flags = (uint32_t)v; break;
         default:
             /* Unknown fields are passed over; a known one is another
              * kind of packet (or a cleared or lost state). */
@@ -349,45 +346,55 @@ static int quick_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t 
                 return 0;
         }
     }
-    pf_perf_fields f;
-    if (!sample || (flags & SEQ_CLEARED) ||
-        !pf_perf_sample_quick(sample, sample + sample_len, &f))
+    if (!sample || (q->flags & SEQ_CLEARED) || len > UINT32_MAX ||
+        !pf_perf_sample_quick(sample, sample + sample_len, &q->f))
         return 0;
+    q->ok = 1;
+    return 1;
+}
+
+/* The state a scanned packet changes, as the general path would. */
+static int quick_apply(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
+                       const pf_quick *q)
+{
+    pf_packet pk = q->pk;
+    pk.offset = offset;
     r->packet_index++;
     r->st.packets++;
-    pf_seq *s = pf_seq_of(r, seq_id);
-    if (!s) {
-        *st = pf_nomem(r);
-        return 1;
-    }
+    pf_seq *s = pf_seq_of(r, q->seq_id);
+    if (!s)
+        return pf_nomem(r);
     s->seen = 1;
-    if (interned && s->valid) {
+    if (q->has_interned && s->valid) {
         /* As the general path reads it: offsets from the packet's start. */
         pb_reader sub;
         pb_reader_init(&sub, data, len, offset);
-        sub.p = interned;
-        sub.end = interned + interned_len;
-        if (pf_on_interned(r, &sub, s) != PC_OK) {
-            *st = r->err->status;
-            return 1;
-        }
+        sub.p = data + q->interned_at;
+        sub.end = sub.p + q->interned_len;
+        if (pf_on_interned(r, &sub, s) != PC_OK)
+            return r->err->status;
     }
     if (pk.has_ts && !pk.has_clock && !s->has_clock)
         pc_saw_time(r->p, pk.ts);
-    if ((flags & SEQ_NEEDS_STATE) && !s->valid) {
+    if ((q->flags & SEQ_NEEDS_STATE) && !s->valid) {
         r->st.needs_state++;
-        *st = PC_OK;
-        return 1;
+        return PC_OK;
     }
-    *st = pf_perf_sample_add(r, s, &pk, &f);
-    return 1;
+    return pf_perf_sample_add(r, s, &pk, &q->f);
 }
 
 int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset)
 {
-    int quick_st;
-    if (quick_packet(r, data, len, offset, &quick_st))
-        return quick_st;
+    pf_quick q;
+    pf_quick_scan(data, len, &q);
+    return pf_on_scanned(r, data, len, offset, &q);
+}
+
+int pf_on_scanned(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
+                  const pf_quick *q)
+{
+    if (q->ok)
+        return quick_apply(r, data, len, offset, q);
     pb_reader pr;
     pb_field f, payload, interned, defaults;
     int got;

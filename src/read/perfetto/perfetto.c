@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/thread.h"
 #include "io/source.h"
 #include "read/perfetto/reader.h"
 
@@ -30,6 +31,82 @@ int pf_detect(const uint8_t *data, size_t len)
     return (tag >> 3) != 0 && wt != 3 && wt != 4 && wt < 6;
 }
 
+int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->off = src_offset(in);
+    int got = src_need(in, 11, err);
+    if (got < 0)
+        return got;
+    size_t avail = src_avail(in);
+    if (avail == 0)
+        return 0;
+    const uint8_t *h = src_ptr(in), *p = h, *end = h + (avail < 11 ? avail : 11);
+    int e = pb_varint(&p, end, &f->tag);
+    if (e == 0 && (f->tag & 7) == PB_LEN)
+        e = pb_varint(&p, end, &f->n);
+    else if (e == 0 && (f->tag & 7) == PB_VARINT)
+        e = pb_varint(&p, end, &f->n), f->n = 0;
+    else if (e == 0 && (f->tag & 7) == PB_I64)
+        f->n = 8;
+    else if (e == 0 && (f->tag & 7) == PB_I32)
+        f->n = 4;
+    else if (e == 0)
+        f->fault = PF_FAULT_WIRE;
+    if (e != 0) {
+        f->fault = PF_FAULT_VARINT;
+        f->e = e;
+    }
+    if (f->fault)
+        return -PC_EINPUT;
+    f->hdr = (size_t)(p - h);
+    if (f->n > SIZE_MAX - f->hdr) {
+        f->fault = PF_FAULT_HUGE;
+        return -PC_EINPUT;
+    }
+    if ((got = src_need(in, f->hdr + (size_t)f->n, err)) < 0)
+        return got;
+    if (!got) {
+        f->fault = PF_FAULT_SHORT;
+        f->remain = src_avail(in) - f->hdr;
+        return -PC_EINPUT;
+    }
+    return 1;
+}
+
+int pf_frame_ready(const pc_input *in)
+{
+    size_t avail = src_avail(in);
+    const uint8_t *h = src_ptr(in), *p = h, *end = h + (avail < 11 ? avail : 11);
+    uint64_t tag, n = 0;
+    if (avail == 0 || pb_varint(&p, end, &tag) != 0)
+        return 0;
+    if ((tag & 7) == PB_LEN && pb_varint(&p, end, &n) != 0)
+        return 0;
+    /* Any other field is short; a fault is told at once either way. */
+    return (tag & 7) != PB_LEN || n <= avail - (size_t)(p - h);
+}
+
+int pf_frame_fail(pf_reader *r, const pf_frame *f)
+{
+    switch (f->fault) {
+    case PF_FAULT_WIRE:
+        return src_fail_at(r->in, r->err, f->off, "after packet %zu: field %" PRIu64
+                           " has wire type %u, which a trace cannot hold",
+                           r->packet_index, f->tag >> 3, (unsigned)(f->tag & 7));
+    case PF_FAULT_VARINT:
+        return src_fail_at(r->in, r->err, f->off, "after packet %zu: %s (expected a "
+                           "packet's tag and length)", r->packet_index, pb_strerror(f->e));
+    case PF_FAULT_HUGE:
+        return src_fail_at(r->in, r->err, f->off, "packet %zu claims %" PRIu64 " bytes",
+                           r->packet_index + 1, f->n);
+    default:
+        return src_fail_at(r->in, r->err, f->off, "packet %zu claims %" PRIu64 " bytes but "
+                           "only %zu remain (truncated trace?)",
+                           r->packet_index + 1, f->n, f->remain);
+    }
+}
+
 /* Streams the packets from the input: each is decoded where it lies in
  * the input window. */
 static int stream_strict(pf_reader *r);
@@ -38,6 +115,11 @@ static int stream_strict(pf_reader *r);
  * ends where its framing breaks. */
 static int stream(pf_reader *r)
 {
+    if (pc_thread_count(r->o->threads) >= 2) {
+        int st = pf_read_ahead(r);
+        if (st != PF_AHEAD_NONE)
+            return st;
+    }
     for (;;) {
         int st = stream_strict(r);
         if (st != PC_EINPUT || !r->o->keep_going)
@@ -58,52 +140,23 @@ static int stream_strict(pf_reader *r)
 {
     pc_input *in = r->in;
     for (;;) {
-        uint64_t off = src_offset(in);
-        int got = src_need(in, 11, r->err);
-        if (got < 0)
-            return -got;
-        size_t avail = src_avail(in);
-        if (avail == 0)
+        pf_frame f;
+        int got = pf_frame_next(in, &f, r->err);
+        if (got == 0)
             return PC_OK;
-        const uint8_t *h = src_ptr(in), *p = h, *end = h + (avail < 11 ? avail : 11);
-        uint64_t tag, n = 0;
-        int e = pb_varint(&p, end, &tag);
-        if (e == 0 && (tag & 7) == PB_LEN)
-            e = pb_varint(&p, end, &n);
-        else if (e == 0 && (tag & 7) == PB_VARINT)
-            e = pb_varint(&p, end, &n), n = 0;
-        else if (e == 0 && (tag & 7) == PB_I64)
-            n = 8;
-        else if (e == 0 && (tag & 7) == PB_I32)
-            n = 4;
-        else if (e == 0)
-            return src_fail_at(in, r->err, off, "after packet %zu: field %" PRIu64
-                               " has wire type %u, which a trace cannot hold",
-                               r->packet_index, tag >> 3, (unsigned)(tag & 7));
-        if (e != 0)
-            return src_fail_at(in, r->err, off, "after packet %zu: %s (expected a "
-                               "packet's tag and length)", r->packet_index, pb_strerror(e));
-        size_t hdr = (size_t)(p - h);
-        if (n > SIZE_MAX - hdr)
-            return src_fail_at(in, r->err, off, "packet %zu claims %" PRIu64 " bytes",
-                               r->packet_index + 1, n);
-        if ((got = src_need(in, hdr + (size_t)n, r->err)) < 0)
-            return -got;
-        if (!got)
-            return src_fail_at(in, r->err, off, "packet %zu claims %" PRIu64 " bytes but "
-                               "only %zu remain (truncated trace?)",
-                               r->packet_index + 1, n, src_avail(in) - hdr);
-        if ((tag >> 3) == 1 && (tag & 7) == PB_LEN) {
+        if (got < 0)
+            return f.fault ? pf_frame_fail(r, &f) : -got;
+        if (pf_frame_is_packet(&f)) {
             /* A packet refused is whole: with keep_going, stream() skips
              * it by this length. */
             r->in_packet = 1;
-            r->packet_len = hdr + (size_t)n;
-            int st = pf_on_packet(r, src_ptr(in) + hdr, (size_t)n, off + hdr);
+            r->packet_len = f.hdr + (size_t)f.n;
+            int st = pf_on_packet(r, src_ptr(in) + f.hdr, (size_t)f.n, f.off + f.hdr);
             if (st != PC_OK)
                 return st;
             r->in_packet = 0;
         }
-        src_skip(in, hdr + (size_t)n);
+        src_skip(in, f.hdr + (size_t)f.n);
     }
 }
 

@@ -315,9 +315,9 @@ static int start(pf_reader *r)
     q->running = 1;
     r->pipe = q;
     r->pipe_state = PF_PIPE_RUNNING;
-    src_get_progress(r->in, &q->report, &q->report_ctx);
+    pf_progress_get(r, &q->report, &q->report_ctx);
     if (q->report && r->o->progress)
-        src_set_progress(r->in, relay_progress, r);
+        pf_progress_set(r, relay_progress, r);
     return 1;
 }
 
@@ -423,7 +423,7 @@ static void stop(pf_reader *r)
     q->running = 0;
     r->pipe_state = PF_PIPE_OFF;
     if (q->report && r->o->progress)
-        src_set_progress(r->in, q->report, q->report_ctx);
+        pf_progress_set(r, q->report, q->report_ctx);
 }
 
 int pf_pipe_drain(pf_reader *r)

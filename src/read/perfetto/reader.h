@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/pbwire.h"
+#include "io/source.h"
 #include "java/deobf.h"
 #include "model/model.h"
 #include "read/read.h"
@@ -324,6 +325,9 @@ typedef struct pf_reader {
     struct pf_pipe *pipe;
     enum { PF_PIPE_WAITING, PF_PIPE_RUNNING, PF_PIPE_OFF } pipe_state;
     size_t pipe_count;
+    /* The thread framing packets ahead of this one (ahead.c), while it
+     * runs. */
+    struct pf_ahead *ahead;
 } pf_reader;
 
 /* Where and when a packet is, for the payload's reader. */
@@ -451,6 +455,16 @@ int pf_perf_sample_quick(const uint8_t *p, const uint8_t *end, pf_perf_fields *f
 /* Makes the sample of fields that pf_perf_sample_quick decoded, as
  * pf_on_perf_sample does. */
 int pf_perf_sample_add(pf_reader *r, pf_seq *s, const pf_packet *pk, const pf_perf_fields *f);
+/* A packet of the common traced_perf shape, as pf_quick_scan found it:
+ * the packet's fields, its PerfSample's, and where its interned data
+ * lies from the packet's first byte. */
+typedef struct pf_quick {
+    pf_packet pk;         /* offset left 0: pf_on_scanned is given it */
+    pf_perf_fields f;
+    uint32_t seq_id, flags;
+    uint32_t interned_at, interned_len;
+    uint8_t ok, has_interned;
+} pf_quick;
 
 /* ---- track_event.c ---- */
 
@@ -529,6 +543,55 @@ int pf_on_deobfuscation(pf_reader *r, pb_reader *pr);
 /* One TracePacket of len bytes at offset (in the decompressed bytes when
  * inside compressed packets). */
 int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset);
+/* Scans a packet of len bytes for the common traced_perf shape, touching
+ * no state (any thread): 1 with *q filled and q->ok set, else 0 with q->ok
+ * clear. */
+int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q);
+/* pf_on_packet for a packet pf_quick_scan has scanned into *q. */
+int pf_on_scanned(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
+                  const pf_quick *q);
+
+/* ---- perfetto.c: the trace's framing ---- */
+
+/* Where the next top-level field of the trace lies, or why it cannot be
+ * framed (fault, told by pf_frame_fail, which names the packets read). */
+enum { PF_FAULT_NONE, PF_FAULT_WIRE, PF_FAULT_VARINT, PF_FAULT_HUGE, PF_FAULT_SHORT };
+typedef struct pf_frame {
+    uint64_t off;         /* of the field's tag in the input */
+    uint64_t tag, n;      /* n: the bytes after the header */
+    size_t hdr;
+    int fault;
+    int e;                /* PF_FAULT_VARINT: pb_varint's error */
+    size_t remain;        /* PF_FAULT_SHORT: the bytes after the header */
+} pf_frame;
+
+/* Frames the next field at src_ptr(in): 1 with its header and n bytes in
+ * the window, 0 at the end of the input, or a negative status: with
+ * f->fault set for a broken framing, else err filled by the input. */
+int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err);
+/* Whether pf_frame_next would frame a field without reading more input:
+ * a reader ahead hands over what it has before it may wait. */
+int pf_frame_ready(const pc_input *in);
+/* Fills r->err for f's fault and returns PC_EINPUT. */
+int pf_frame_fail(pf_reader *r, const pf_frame *f);
+static inline int pf_frame_is_packet(const pf_frame *f)
+{
+    return (f->tag >> 3) == 1 && (f->tag & 7) == PB_LEN;
+}
+
+/* ---- ahead.c ---- */
+
+/* Reads the trace as the single-threaded stream does, to the same model,
+ * with packets framed and scanned (pf_quick_scan) on a thread of their
+ * own.  Returns a status, or PF_AHEAD_NONE when no thread could be
+ * started and nothing has been read. */
+#define PF_AHEAD_NONE (-1)
+int pf_read_ahead(pf_reader *r);
+/* The progress callback in place for the input (see src_get_progress):
+ * while packets are read ahead, the reading thread calls it, not the
+ * input. */
+void pf_progress_get(const pf_reader *r, src_progress_fn *fn, void **ctx);
+void pf_progress_set(pf_reader *r, src_progress_fn fn, void *ctx);
 
 /* ---- names.c ---- */
 
