@@ -112,8 +112,12 @@ typedef struct pc_stree {
      * that child first (pc_stree_last).  See pc_stree_intern(). */
     uint32_t *head, root_head;
     size_t n, cap, n_hashed;
-    /* Nodes whose rows are mapped ahead of use (see pc_stree_intern). */
+    /* Nodes whose rows are mapped ahead of use (see pc_stree_intern);
+     * with map_threads set, big mappings are made on a thread of their
+     * own (map_job while it runs). */
     size_t mapped;
+    int map_threads;
+    struct pc_map_job *map_job;
     pc_htab idx;
     /* 1 once pc_stree_freeze dropped the means of interning. */
     int frozen;

@@ -1,5 +1,7 @@
 /* The stack tree: nodes interned once, frozen for the writers, and
  * interned into again after. */
+#include <string.h>
+
 #include "t.h"
 #include "model/model.h"
 
@@ -99,4 +101,46 @@ TEST(stack_tree_last_child_is_the_last_asked)
     T_EQ_INT(pc_stree_intern(&t, one, 50), second);
     T_EQ_INT(t.n, n + 1);
     pc_stree_free(&t);
+}
+
+/* With map_threads, the rows of a big growth are mapped on a thread of
+ * its own while nodes are added below them: the same nodes, ids and
+ * lookups as mapping on the interning thread, through growths, a freeze
+ * (which waits for the mapping) and interning after it. */
+TEST(stack_tree_threads_map_ahead)
+{
+    enum { NODES = 1500000 };
+    pc_stree t[2];
+    int mapped_on_thread = 0;
+    for (int k = 0; k < 2; k++) {
+        pc_stree_init(&t[k]);
+        t[k].map_threads = k;
+        uint32_t s = PC_NONE, x = 12345;
+        for (uint32_t i = 0; i < NODES; i++) {
+            x = x * 1103515245u + 12345u;
+            /* Chains of 40, each frame new below its first few. */
+            if (i % 40 == 0)
+                s = PC_NONE;
+            s = pc_stree_intern(&t[k], s, i % 40 < 3 ? i % 40 : 3 + (x >> 8) % 100000);
+            if (s == PC_NONE)
+                break;
+            mapped_on_thread |= t[k].map_job != NULL;
+        }
+    }
+    T_CHECK(mapped_on_thread);
+    T_EQ_INT(t[1].n, t[0].n);
+    T_CHECK(t[0].n > (size_t)NODES / 2);
+    if (t[1].n == t[0].n) {
+        T_CHECK(memcmp(t[0].prefix, t[1].prefix, t[0].n * sizeof *t[0].prefix) == 0);
+        T_CHECK(memcmp(t[0].frame, t[1].frame, t[0].n * sizeof *t[0].frame) == 0);
+    }
+    size_t n = t[0].n;
+    for (int k = 0; k < 2; k++) {
+        T_EQ_INT(pc_stree_freeze(&t[k]), 0);
+        T_CHECK(t[k].map_job == NULL);
+        uint32_t a = pc_stree_intern(&t[k], PC_NONE, 0);
+        T_EQ_INT(a, 0);
+        T_EQ_INT(pc_stree_intern(&t[k], a, 4000000), n);
+        pc_stree_free(&t[k]);
+    }
 }
