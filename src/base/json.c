@@ -388,6 +388,47 @@ void jw_col_int(jw *w, int64_t v)
     slab_put(w, b, 4);
 }
 
+/* v's digits at p, the one- and two-digit values most columns hold
+ * without put_u64's search for the length. */
+static inline size_t put_u32(uint8_t *p, uint32_t v)
+{
+    if (v < 10) {
+        p[0] = (uint8_t)('0' + v);
+        return 1;
+    }
+    if (v < 100) {
+        p[0] = (uint8_t)pairs[v * 2];
+        p[1] = (uint8_t)pairs[v * 2 + 1];
+        return 2;
+    }
+    return put_u64(p, v);
+}
+
+void jw_col_u32s(jw *w, const uint32_t *v, size_t n)
+{
+    if (w->slabs) {
+        for (size_t i = 0; i < n; i++)
+            jw_col_int(w, v[i]);
+        return;
+    }
+    /* At most 11 bytes a value (a comma and ten digits), in what one
+     * reservation holds. */
+    enum { PER_RESERVE = SINK_RESERVE_MAX / 11 };
+    while (n) {
+        size_t k = n < PER_RESERVE ? n : PER_RESERVE;
+        uint8_t *p = sink_reserve(w->s, k * 11);
+        size_t len = number_start(w, p);
+        len += put_u32(p + len, v[0]);
+        for (size_t i = 1; i < k; i++) {
+            p[len++] = ',';
+            len += put_u32(p + len, v[i]);
+        }
+        sink_advance(w->s, len);
+        v += k;
+        n -= k;
+    }
+}
+
 static void put_f64(jw *w, double d)
 {
     uint64_t u;

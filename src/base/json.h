@@ -113,6 +113,9 @@ void jw_raw(jw *w, const char *text);
  * (ns as ms, float64), then jw_col_end. */
 void jw_col_begin(jw *w, int type);
 void jw_col_int(jw *w, int64_t v);
+/* n values at once, as n calls of jw_col_int would write them, with less
+ * work a value: for the columns of millions. */
+void jw_col_u32s(jw *w, const uint32_t *v, size_t n);
 void jw_col_ms(jw *w, uint64_t ns);
 void jw_col_ms_signed(jw *w, int64_t ns);
 void jw_col_end(jw *w);

@@ -329,18 +329,29 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_key(w, "shared");
     jw_obj(w);
 
+    /* The columns of the most rows, written a run of values at a time. */
+    uint32_t run[1024];
     jw_key(w, "stackTable");
     jw_obj(w);
     jw_key(w, "frame");
     jw_col_begin(w, JW_SLAB_I32);
-    for (size_t k = 0; k < u->n_stacks; k++)
-        jw_col_int(w, u->frame_idx[pc_gs_frame(m, stack_at(u, k))]);
+    for (size_t k0 = 0; k0 < u->n_stacks; k0 += 1024) {
+        size_t n = u->n_stacks - k0 < 1024 ? u->n_stacks - k0 : 1024;
+        for (size_t i = 0; i < n; i++)
+            run[i] = u->frame_idx[pc_gs_frame(m, stack_at(u, k0 + i))];
+        jw_col_u32s(w, run, n);
+    }
     jw_col_end(w);
     jw_key(w, "prefixOffset");
     jw_col_begin(w, JW_SLAB_I32);
-    for (size_t k = 0; k < u->n_stacks; k++) {
-        uint32_t pre = m->gs_prefix[stack_at(u, k)];
-        jw_col_int(w, pre == PC_NONE ? 0 : (int64_t)(k - stack_out(u, pre)));
+    for (size_t k0 = 0; k0 < u->n_stacks; k0 += 1024) {
+        size_t n = u->n_stacks - k0 < 1024 ? u->n_stacks - k0 : 1024;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = k0 + i;
+            uint32_t pre = m->gs_prefix[stack_at(u, k)];
+            run[i] = pre == PC_NONE ? 0 : (uint32_t)(k - stack_out(u, pre));
+        }
+        jw_col_u32s(w, run, n);
     }
     jw_col_end(w);
     jw_key(w, "length");

@@ -196,3 +196,74 @@ TEST(json_key_longer_than_a_reservation)
     T_EQ_STR(s + 2 + n, "\":1,\"b\":2}");
     free(s);
 }
+
+/* A run of column values written at once is the text the values written
+ * one by one make: every digit count of 32 bits, runs longer than a
+ * reservation, first in an array, after other values, after a key. */
+static uint32_t col_vals[3000];
+
+static void col_one_by_one(jw *w)
+{
+    jw_obj(w);
+    jw_key(w, "a");
+    jw_col_begin(w, JW_SLAB_I32);
+    for (size_t i = 0; i < 3000; i++)
+        jw_col_int(w, col_vals[i]);
+    jw_col_end(w);
+    jw_key(w, "b");
+    jw_col_begin(w, JW_SLAB_I32);
+    jw_col_int(w, 5);
+    for (size_t i = 0; i < 17; i++)
+        jw_col_int(w, col_vals[i]);
+    jw_col_end(w);
+    jw_key(w, "c");
+    jw_col_begin(w, JW_SLAB_I32);
+    jw_col_end(w);
+    jw_obj_end(w);
+}
+
+static void col_runs(jw *w)
+{
+    jw_obj(w);
+    jw_key(w, "a");
+    jw_col_begin(w, JW_SLAB_I32);
+    jw_col_u32s(w, col_vals, 1000);
+    jw_col_u32s(w, col_vals + 1000, 2000);
+    jw_col_end(w);
+    jw_key(w, "b");
+    jw_col_begin(w, JW_SLAB_I32);
+    jw_col_int(w, 5);
+    jw_col_u32s(w, col_vals, 17);
+    jw_col_end(w);
+    jw_key(w, "c");
+    jw_col_begin(w, JW_SLAB_I32);
+    jw_col_u32s(w, col_vals, 0);
+    jw_col_end(w);
+    jw_obj_end(w);
+}
+
+TEST(json_column_runs_as_one_by_one)
+{
+    uint32_t x = 1;
+    for (size_t i = 0; i < 3000; i++) {
+        /* 0, 9, 10, 99, 100 ... and the ends, then mostly small values. */
+        uint64_t p10 = 1;
+        for (size_t d = 0; d < i / 2 % 11; d++)
+            p10 *= 10;
+        x = x * 1103515245u + 12345u;
+        col_vals[i] = i < 22 ? (uint32_t)(p10 - (i % 2 == 0)) : i % 5 ? x % 200 : x;
+    }
+    col_vals[22] = UINT32_MAX;
+    col_vals[23] = INT32_MAX;
+    char *one = written(col_one_by_one), *runs = written(col_runs);
+    T_CHECK(one && runs);
+    if (one && runs) {
+        T_EQ_INT(strlen(runs), strlen(one));
+        T_CHECK(strcmp(one, runs) == 0);
+        T_CHECK(strstr(one, "\"b\":[5,0,1,9,10,99,100,") != NULL);
+        T_CHECK(strstr(one, ",4294967295,2147483647,") != NULL);
+        T_CHECK(strstr(one, "\"c\":[]}") != NULL);
+    }
+    free(one);
+    free(runs);
+}
