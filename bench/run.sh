@@ -4,8 +4,11 @@
 # heapprofd, perf script text), converts each to a choice of outputs, and
 # prints one table: a row per (input, output) with input MB, input MB/s,
 # samples/s, peak RSS (/usr/bin/time %M), output MB, seconds (the median
-# of 3 runs) and the ratio of those seconds to the decoding floor,
-# bench/skim, on the same input measured in the same way.  The simpleperf
+# of 3 runs) and the ratio to the decoding floor, bench/skim, on the same
+# input: each run times the skim, then the conversion, and the ratio is
+# the median of the runs' ratios.  This machine's speed drifts by half
+# from one minute to the next, which a skim timed apart from its
+# conversion made into the ratio's own noise.  The simpleperf
 # rows are repeated at --threads 1, 2 and all cores, and a real capture
 # (from ../shared, or $SHARED) is converted and imported by the Firefox
 # Profiler itself, for comparison.
@@ -71,6 +74,32 @@ best() {
     printf '%s' "$rows" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1, $2}'
 }
 
+# Runs the skim of $2, then "$@" (after the two), $1 times; prints
+# "seconds max_rss_kb ratio": the median run of "$@" (by time) and the
+# median of each run's time over its skim's.
+pairs() {
+    local runs=$1 in=$2 t0 t1 t2 rows="" ratios=""
+    shift 2
+    for ((i = 0; i < runs; i++)); do
+        sync
+        t0=$(date +%s.%N)
+        "$build/skim" "$in" >/dev/null
+        sync
+        t1=$(date +%s.%N)
+        if ! /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>"$work/err"; then
+            echo "bench/run.sh: failed: $*" >&2
+            cat "$work/err" >&2
+            exit 1
+        fi
+        t2=$(date +%s.%N)
+        rows+="$(awk "BEGIN{print $t2 - $t1}") $(tail -n 1 "$work/rss")"$'\n'
+        ratios+="$(awk "BEGIN{s = $t1 - $t0; if (s <= 0) s = 0.001; print ($t2 - $t1) / s}")"$'\n'
+    done
+    printf '%s %s\n' \
+        "$(printf '%s' "$rows" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1, $2}')" \
+        "$(printf '%s' "$ratios" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1}')"
+}
+
 mb_of() {
     awk "BEGIN{printf \"%.1f\", $(stat -c %s "$1")/1e6}"
 }
@@ -104,27 +133,24 @@ declare -A secs_of
 # Options for profconv in every run of bench_case, when set.
 pc_args=()
 bench_case() {
-    local name=$1 samples=$2 runs=$3 outputs=$4 in=$5 r skim secs rss outmb
+    local name=$1 samples=$2 runs=$3 outputs=$4 in=$5 r ratio secs rss outmb
     case_mb=$(mb_of "$in")
     case_rss=0
-    r=$(best "$runs" "$build/skim" "$in")
-    read -r skim _ <<<"$r"
     for out in $outputs; do
-        r=$(best "$runs" "$build/profconv" -q ${pc_args[@]+"${pc_args[@]}"} \
+        r=$(pairs "$runs" "$in" "$build/profconv" -q ${pc_args[@]+"${pc_args[@]}"} \
             --to "$(format_of "$out")" "$in" -o "$work/out.$out")
-        read -r secs rss <<<"$r"
+        read -r secs rss ratio <<<"$r"
         secs_of[$out]=$secs
         if [ "$rss" -gt "$case_rss" ]; then
             case_rss=$rss
         fi
         outmb=$(awk "BEGIN{printf \"%.2f\", $(stat -c %s "$work/out.$out")/1e6}")
         awk -v n="$name" -v o="$out" -v mb="$case_mb" -v s="$secs" -v k="$samples" \
-            -v r="$rss" -v om="$outmb" -v sk="$skim" -v fmt="$fmt" 'BEGIN{
+            -v r="$rss" -v om="$outmb" -v ra="$ratio" -v fmt="$fmt" 'BEGIN{
             if (s <= 0) s = 0.001;
-            if (sk <= 0) sk = 0.001;
             printf fmt, n, o, mb, sprintf("%.1f", mb / s),
                    k == "-" ? "-" : sprintf("%.0f", k / s), sprintf("%.1f", r / 1024), om,
-                   sprintf("%.3f", s), sprintf("%.1f", s / sk)}'
+                   sprintf("%.3f", s), sprintf("%.1f", ra)}'
     done
 }
 
