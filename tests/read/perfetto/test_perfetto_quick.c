@@ -1,4 +1,4 @@
-/* The quick paths for traced_perf sample packets (packet.c, quick_packet),
+/* The quick paths for traced_perf sample packets (packet.c, pf_quick_scan),
  * interned callstacks and frames (sequence.c, quick_callstack,
  * quick_frame) against the general ones: every sample packet below is
  * written twice, once as it is and once with unknown fields (in the
