@@ -51,53 +51,56 @@ if [ "$quick" != 0 ]; then
 fi
 echo
 
+# Runs "$@" once; prints "seconds max_rss_kb".  A failing run stops the
+# benchmark with its messages.  Written data goes to disk first: the
+# write-back of an input just generated (or an output just written) would
+# slow the run it falls in.
+timed() {
+    local t0 t1
+    sync
+    t0=$(date +%s.%N)
+    if ! /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>"$work/err"; then
+        echo "bench/run.sh: failed: $*" >&2
+        cat "$work/err" >&2
+        exit 1
+    fi
+    t1=$(date +%s.%N)
+    echo "$(awk "BEGIN{print $t1 - $t0}") $(tail -n 1 "$work/rss")"
+}
+
+# The median line of stdin by its first number (the lower middle one of
+# an even count) of $1 lines.
+median() {
+    sort -g | awk -v n="$1" 'NR == int((n + 1) / 2)'
+}
+
 # Runs "$@" $1 times (after the count); prints "seconds max_rss_kb" of the
-# median run (by time; the lower middle one of an even count).  A failing
-# run stops the benchmark with its messages.
+# median run (by time).
 best() {
-    local runs=$1 t0 t1 rows=""
+    local runs=$1 rows=""
     shift
     for ((i = 0; i < runs; i++)); do
-        # Written data goes to disk first: the write-back of an input just
-        # generated (or an output just written) would slow the run it
-        # falls in.
-        sync
-        t0=$(date +%s.%N)
-        if ! /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>"$work/err"; then
-            echo "bench/run.sh: failed: $*" >&2
-            cat "$work/err" >&2
-            exit 1
-        fi
-        t1=$(date +%s.%N)
-        rows+="$(awk "BEGIN{print $t1 - $t0}") $(tail -n 1 "$work/rss")"$'\n'
+        rows+="$(timed "$@")"$'\n'
     done
-    printf '%s' "$rows" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1, $2}'
+    printf '%s' "$rows" | median "$runs"
 }
 
 # Runs the skim of $2, then "$@" (after the two), $1 times; prints
 # "seconds max_rss_kb ratio": the median run of "$@" (by time) and the
 # median of each run's time over its skim's.
 pairs() {
-    local runs=$1 in=$2 t0 t1 t2 rows="" ratios=""
+    local runs=$1 in=$2 skim run rows="" ratios=""
     shift 2
     for ((i = 0; i < runs; i++)); do
-        sync
-        t0=$(date +%s.%N)
-        "$build/skim" "$in" >/dev/null
-        sync
-        t1=$(date +%s.%N)
-        if ! /usr/bin/time -f "%M" -o "$work/rss" "$@" >/dev/null 2>"$work/err"; then
-            echo "bench/run.sh: failed: $*" >&2
-            cat "$work/err" >&2
-            exit 1
-        fi
-        t2=$(date +%s.%N)
-        rows+="$(awk "BEGIN{print $t2 - $t1}") $(tail -n 1 "$work/rss")"$'\n'
-        ratios+="$(awk "BEGIN{s = $t1 - $t0; if (s <= 0) s = 0.001; print ($t2 - $t1) / s}")"$'\n'
+        skim=$(timed "$build/skim" "$in")
+        run=$(timed "$@")
+        rows+="$run"$'\n'
+        ratios+="$(awk -v s="${skim%% *}" -v r="${run%% *}" 'BEGIN{
+            if (s <= 0) s = 0.001;
+            print r / s}')"$'\n'
     done
-    printf '%s %s\n' \
-        "$(printf '%s' "$rows" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1, $2}')" \
-        "$(printf '%s' "$ratios" | sort -g | awk -v n="$runs" 'NR == int((n + 1) / 2) {print $1}')"
+    printf '%s %s\n' "$(printf '%s' "$rows" | median "$runs")" \
+        "$(printf '%s' "$ratios" | median "$runs")"
 }
 
 mb_of() {

@@ -591,6 +591,37 @@ void src_get_progress(const pc_input *in, src_progress_fn *fn, void **ctx)
     *ctx = in->progress_ctx;
 }
 
+static void relay_note(void *ctx, uint64_t done, uint64_t total)
+{
+    src_relay *r = ctx;
+    atomic_store_explicit(&r->total, total, memory_order_relaxed);
+    atomic_store_explicit(&r->done, done, memory_order_relaxed);
+}
+
+void src_relay_begin(pc_input *in, src_relay *r)
+{
+    atomic_init(&r->done, 0);
+    atomic_init(&r->total, 0);
+    r->told = 0;
+    src_get_progress(in, &r->fn, &r->ctx);
+    if (r->fn)
+        src_set_progress(in, relay_note, r);
+}
+
+void src_relay_tell(src_relay *r)
+{
+    uint64_t done = atomic_load_explicit(&r->done, memory_order_relaxed);
+    if (r->fn && done > r->told) {
+        r->told = done;
+        r->fn(r->ctx, done, atomic_load_explicit(&r->total, memory_order_relaxed));
+    }
+}
+
+void src_relay_end(pc_input *in, src_relay *r)
+{
+    src_set_progress(in, r->fn, r->ctx);
+}
+
 void src_set_progress(pc_input *in, src_progress_fn fn, void *ctx)
 {
     in->progress = fn;

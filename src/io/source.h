@@ -52,6 +52,22 @@ void src_set_progress(pc_input *in, src_progress_fn fn, void *ctx);
 void src_get_progress(const pc_input *in, src_progress_fn *fn, void **ctx);
 void src_report_end(pc_input *in);
 
+/* Progress for a reader whose input is read by a thread of its own: that
+ * thread notes it, the reader's calling thread tells it (fn may be changed
+ * on that thread while the relay runs).  src_relay_begin takes the input's
+ * callback over before the thread starts, src_relay_tell calls fn with
+ * what was noted since it last did, src_relay_end gives the callback back
+ * once the thread has ended. */
+typedef struct src_relay {
+    _Atomic uint64_t done, total;
+    uint64_t told;
+    src_progress_fn fn;
+    void *ctx;
+} src_relay;
+void src_relay_begin(pc_input *in, src_relay *r);
+void src_relay_tell(src_relay *r);
+void src_relay_end(pc_input *in, src_relay *r);
+
 /* Threads allowed (options.threads): other than 1, gzip input is
  * decompressed on a thread of its own, ahead of the reader.  The bytes,
  * and any failure, are the same.  Call before reading. */

@@ -2,9 +2,11 @@
 #include "jsonmini.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -399,4 +401,44 @@ int t_in_path(const char *name)
         path += n + (path[n] == ':');
     }
     return 0;
+}
+
+int pipe_fails_at_once(const void *data, size_t len, int threads, const char *want)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        t_fail(__FILE__, __LINE__, "cannot make a pipe");
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        alarm(20);
+        char path[64];
+        snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+        pc_input *in;
+        pc_error err;
+        if (pc_input_open(&in, path, &err) != PC_OK)
+            _exit(3);
+        pc_options o;
+        pc_options_init(&o);
+        o.threads = threads;
+        pc_profile *p = NULL;
+        int st = pc_convert(in, &o, &p, &err);
+        _exit(st == PC_EINPUT && strstr(err.message, want) ? 0 : 4);
+    }
+    close(fds[0]);
+    /* The child may be done, and gone, before all is written. */
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    ssize_t w = write(fds[1], data, len);
+    signal(SIGPIPE, old);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[1]);
+    int got = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    if (w <= 0 || got != 0)
+        t_fail(__FILE__, __LINE__, "the conversion from a pipe: %s, exit %d",
+               w <= 0 ? "nothing written" : "did not fail at once", got);
+    return got;
 }

@@ -85,6 +85,13 @@ int t_in_path(const char *name);
  * the file's size, 0 on failure. */
 size_t write_simpleperf_file(const char *path, size_t n, int varied);
 
+/* Writes len bytes to a pipe it keeps open while a child converts from it
+ * (options.threads as given, an alarm ending it after 20 s): 0 when the
+ * conversion failed with an input error whose message holds want, that
+ * is, at once, not when the pipe sent more or closed; else the child's
+ * exit status (or minus its signal), and a failure recorded. */
+int pipe_fails_at_once(const void *data, size_t len, int threads, const char *want);
+
 /* Gzips len bytes as one member into *out (malloc'd); returns its size. */
 size_t gzip_bytes(const void *data, size_t len, unsigned char **out);
 /* One gzip member inflated whole: the bytes (malloc'd, *out_len), or NULL

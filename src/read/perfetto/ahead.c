@@ -22,7 +22,6 @@
 #include "read/perfetto/reader.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,19 +71,8 @@ struct pf_ahead {
     pthread_cond_t cv;
     int stop;             /* the reading thread is done */
     pthread_t th;
-    /* Progress: noted by the framing thread, told by the reading one
-     * with report, the callback the input had. */
-    _Atomic uint64_t done, total;
-    src_progress_fn report;
-    void *report_ctx;
+    src_relay progress;
 };
-
-static void note_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    struct pf_ahead *q = ctx;
-    atomic_store_explicit(&q->total, total, memory_order_relaxed);
-    atomic_store_explicit(&q->done, done, memory_order_relaxed);
-}
 
 static void end_batch(batch *b, int status)
 {
@@ -247,17 +235,14 @@ int pf_read_ahead(pf_reader *r)
     q->in = r->in;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
-    src_get_progress(r->in, &q->report, &q->report_ctx);
-    if (q->report)
-        src_set_progress(r->in, note_progress, q);
+    src_relay_begin(r->in, &q->progress);
     if (pc_thread_start_sized(&q->th, framer, q, FRAMER_STACK) != 0) {
-        src_set_progress(r->in, q->report, q->report_ctx);
+        src_relay_end(r->in, &q->progress);
         free_ahead(q);
         return PF_AHEAD_NONE;
     }
     r->ahead = q;
     int st = PC_OK;
-    uint64_t reported = 0;
     for (uint64_t k = 0;; k++) {
         batch *b = &q->b[k % N_SLOT];
         pthread_mutex_lock(&q->mu);
@@ -270,12 +255,7 @@ int pf_read_ahead(pf_reader *r)
         b->full = 0;
         pthread_cond_broadcast(&q->cv);
         pthread_mutex_unlock(&q->mu);
-        uint64_t done = atomic_load_explicit(&q->done, memory_order_relaxed);
-        if (q->report && done > reported) {
-            reported = done;
-            q->report(q->report_ctx, done,
-                      atomic_load_explicit(&q->total, memory_order_relaxed));
-        }
+        src_relay_tell(&q->progress);
         if (st != PC_OK || last)
             break;
     }
@@ -289,7 +269,7 @@ int pf_read_ahead(pf_reader *r)
         src_interrupt(r->in);
     pthread_join(q->th, NULL);
     r->ahead = NULL;
-    src_set_progress(r->in, q->report, q->report_ctx);
+    src_relay_end(r->in, &q->progress);
     free_ahead(q);
     return st;
 }
@@ -297,8 +277,8 @@ int pf_read_ahead(pf_reader *r)
 void pf_progress_get(const pf_reader *r, src_progress_fn *fn, void **ctx)
 {
     if (r->ahead) {
-        *fn = r->ahead->report;
-        *ctx = r->ahead->report_ctx;
+        *fn = r->ahead->progress.fn;
+        *ctx = r->ahead->progress.ctx;
     } else {
         src_get_progress(r->in, fn, ctx);
     }
@@ -307,8 +287,8 @@ void pf_progress_get(const pf_reader *r, src_progress_fn *fn, void **ctx)
 void pf_progress_set(pf_reader *r, src_progress_fn fn, void *ctx)
 {
     if (r->ahead) {
-        r->ahead->report = fn;
-        r->ahead->report_ctx = ctx;
+        r->ahead->progress.fn = fn;
+        r->ahead->progress.ctx = ctx;
     } else {
         src_set_progress(r->in, fn, ctx);
     }

@@ -90,15 +90,8 @@ typedef struct pipeline {
     pthread_cond_t cv;
     atomic_int stop;    /* the calling thread gave up (also read unlocked) */
     int framing_done;
-    _Atomic uint64_t done, total;
+    src_relay progress;
 } pipeline;
-
-static void note_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    pipeline *q = ctx;
-    atomic_store_explicit(&q->total, total, memory_order_relaxed);
-    atomic_store_explicit(&q->done, done, memory_order_relaxed);
-}
 
 /* Copies records into b until it is full, the file ends or framing fails. */
 static void frame_batch(pipeline *q, batch *b)
@@ -354,11 +347,7 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
     sp_paths(r);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
-    src_progress_fn report;
-    void *report_ctx;
-    src_get_progress(r->in, &report, &report_ctx);
-    if (report)
-        src_set_progress(r->in, note_progress, q);
+    src_relay_begin(r->in, &q->progress);
     pthread_t th, help[MAX_HELPERS];
     int n_help = 0, started = pc_thread_start(&th, framer, q) == 0;
     for (int i = started ? helpers_wanted(threads) : 0; i > 0; i--)
@@ -367,7 +356,7 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
     int st = PC_OK;
     if (!started) {
         /* No second thread to be had: decode here. */
-        src_set_progress(r->in, report, report_ctx);
+        src_relay_end(r->in, &q->progress);
         sp_record rec;
         int got;
         while ((got = sp_next(r, &rec, err)) > 0 && (st = fn(ctx, &rec)) == PC_OK)
@@ -375,7 +364,6 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
         if (got < 0)
             st = err->status;
     } else {
-        uint64_t reported = 0;
         for (uint64_t seq = 0;; seq++) {
             batch *b = &q->b[seq % N_SLOT];
             pthread_mutex_lock(&q->mu);
@@ -393,11 +381,7 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
                 q->stop = 1;
             pthread_cond_broadcast(&q->cv);
             pthread_mutex_unlock(&q->mu);
-            uint64_t done = atomic_load_explicit(&q->done, memory_order_relaxed);
-            if (report && done > reported) {
-                reported = done;
-                report(report_ctx, done, atomic_load_explicit(&q->total, memory_order_relaxed));
-            }
+            src_relay_tell(&q->progress);
             if (st != PC_OK || last)
                 break;
         }
@@ -412,7 +396,7 @@ int sp_read_threaded(sp_reader *r, int threads, sp_record_fn fn, sp_ahead_fn ahe
         pthread_join(th, NULL);
         for (int i = 0; i < n_help; i++)
             pthread_join(help[i], NULL);
-        src_set_progress(r->in, report, report_ctx);
+        src_relay_end(r->in, &q->progress);
     }
     for (int i = 0; i < N_SLOT; i++) {
         batch *b = &q->b[i];

@@ -4,12 +4,9 @@
  * whose inner packets count, packets too big to copy, fields of the trace
  * that are no packets), for a damaged packet and a broken framing, strict
  * and with keep_going, from memory and from gzip (read in windows). */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "pf_fixtures.h"
 #include "read/perfetto/reader.h"
@@ -210,35 +207,6 @@ TEST(perfetto_threads_framing_pipe_error_without_waiting)
     /* Past the 4 KiB that format detection reads first. */
     while (b.len < 8192)
         perf_sample_packet(&b, t += 1000, 1);
-    int fds[2];
-    T_EQ_INT(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[1]);
-        alarm(20);
-        char path[64];
-        snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
-        pc_input *in;
-        pc_error err;
-        if (pc_input_open(&in, path, &err) != PC_OK)
-            _exit(3);
-        pc_options o;
-        pc_options_init(&o);
-        o.threads = 2;
-        pc_profile *p = NULL;
-        int st = pc_convert(in, &o, &p, &err);
-        _exit(st == PC_EINPUT && strstr(err.message, "TracePacket") ? 0 : 4);
-    }
-    close(fds[0]);
-    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    ssize_t w = write(fds[1], b.data, b.len);
-    signal(SIGPIPE, old);
-    T_CHECK(w > 0);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    close(fds[1]);
-    T_CHECK(WIFEXITED(status));
-    T_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), 0);
+    pipe_fails_at_once(b.data, b.len, 2, "TracePacket");
     pb_buf_free(&b);
 }
