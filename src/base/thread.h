@@ -9,9 +9,10 @@
 /* pthread_create with every signal blocked in the new thread: signals
  * stay with the caller's threads, whose handlers expect them.  Returns
  * 0 or pthread_create's error; the caller's mask is as it was.  The
- * sized form gives the thread a stack of that many bytes (0: the
- * system's default, often 8 MiB): the stack counts against the memory
- * limit (--max-memory, RLIMIT_DATA) from the start. */
+ * sized form gives the thread a stack of that many bytes, at least the
+ * system's least (0, or a size the system refuses: its default, often
+ * 8 MiB): a thread's stack counts against --max-memory (RLIMIT_AS) from
+ * the start. */
 static inline int pc_thread_start_sized(pthread_t *th, void *(*fn)(void *), void *arg,
                                         size_t stack)
 {
@@ -19,8 +20,12 @@ static inline int pc_thread_start_sized(pthread_t *th, void *(*fn)(void *), void
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0)
         return -1;
-    if (stack)
-        pthread_attr_setstacksize(&attr, stack);
+    if (stack) {
+        long least = sysconf(_SC_THREAD_STACK_MIN);
+        if (least > 0 && stack < (size_t)least)
+            stack = (size_t)least;
+        (void)pthread_attr_setstacksize(&attr, stack);
+    }
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);
     int e = pthread_create(th, &attr, fn, arg);

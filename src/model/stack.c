@@ -41,19 +41,11 @@ static int stack_hash_add(pc_stree *t, uint32_t id)
     return 0;
 }
 
-/* Maps the pages of every column's rows from mapped to the capacity, in
- * one call a column, before new nodes are written there.  A page written
- * for the first time costs several microseconds on a virtual machine, and
- * more when it faults: 1M samples each on a new path (27.8M nodes, then
- * 20 bytes a node, 556 MB of columns) converted in 6.4-7.1 s instead of
- * 6.9-9.0 s, its peak 714 MiB instead of 602 MiB (the rows past the last
- * node mapped too).  Mapped in
- * steps of 16K to 1M rows ahead, it took as long as faulting, or longer:
- * what pays is mapping much at once. */
-/* With map_threads, mapping as much as this a column goes to a thread of
- * its own: its time (0.12-0.54 s in all for those 27.8M nodes, most of it
- * the last doubling's 200 MB) is then not the interning thread's, which
- * meanwhile fills the rows mapped before.  Mapping changes no byte, so
+/* With map_threads, mapping (map_ahead, below) as much as this a column
+ * goes to a thread of its own: its time (0.12-0.54 s in all for 1M
+ * samples each on a new path, 27.8M nodes, most of it the last doubling's
+ * 200 MB) is then not the interning thread's, which meanwhile fills the
+ * rows mapped before.  Mapping changes no byte, so
  * the two need no other agreement than this: the columns do not move
  * while a job maps them (map_wait before they grow or go). */
 #define MAP_ASYNC_BYTES ((size_t)4 << 20)
@@ -83,6 +75,15 @@ static void map_wait(pc_stree *t)
     }
 }
 
+/* Maps the pages of every column's rows from mapped to the capacity, in
+ * one call a column, before new nodes are written there.  A page written
+ * for the first time costs several microseconds on a virtual machine, and
+ * more when it faults: 1M samples each on a new path (27.8M nodes, then
+ * 20 bytes a node, 556 MB of columns) converted in 6.4-7.1 s instead of
+ * 6.9-9.0 s, its peak 714 MiB instead of 602 MiB (the rows past the last
+ * node mapped too).  Mapped in
+ * steps of 16K to 1M rows ahead, it took as long as faulting, or longer:
+ * what pays is mapping much at once. */
 static void map_ahead(pc_stree *t)
 {
     uint32_t *cols[] = {t->prefix, t->frame, t->head};

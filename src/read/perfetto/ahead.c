@@ -81,11 +81,12 @@ static void end_batch(batch *b, int status)
 }
 
 /* Takes the packet of n bytes at data (offset off in the input) into b:
- * 0, or -1 out of memory. */
+ * 0, or -1 out of memory.  The bytes are made even for an empty packet,
+ * which then lies at a real address. */
 static int take(batch *b, const uint8_t *data, size_t n, uint64_t off)
 {
     if (pc_grow(&b->pk, &b->cap_pk, b->n_pk + 1, sizeof *b->pk, 256) < 0 ||
-        pc_grow(&b->bytes, &b->cap_bytes, b->n_bytes + n, 1, BATCH_BYTES) < 0)
+        pc_grow(&b->bytes, &b->cap_bytes, b->n_bytes + n + 1, 1, BATCH_BYTES) < 0)
         return -1;
     framed *x = &b->pk[b->n_pk++];
     memcpy(b->bytes + b->n_bytes, data, n);

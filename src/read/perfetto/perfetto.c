@@ -76,15 +76,24 @@ int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err)
 
 int pf_frame_ready(const pc_input *in)
 {
+    /* pf_frame_next asks for 11 bytes first, then for the field whole:
+     * either may wait for more input.  A field it would refuse is told
+     * without waiting. */
     size_t avail = src_avail(in);
-    const uint8_t *h = src_ptr(in), *p = h, *end = h + (avail < 11 ? avail : 11);
+    if (avail < 11)
+        return 0;
+    const uint8_t *h = src_ptr(in), *p = h, *end = h + 11;
     uint64_t tag, n = 0;
-    if (avail == 0 || pb_varint(&p, end, &tag) != 0)
-        return 0;
-    if ((tag & 7) == PB_LEN && pb_varint(&p, end, &n) != 0)
-        return 0;
-    /* Any other field is short; a fault is told at once either way. */
-    return (tag & 7) != PB_LEN || n <= avail - (size_t)(p - h);
+    if (pb_varint(&p, end, &tag) != 0)
+        return 1;
+    switch (tag & 7) {
+    case PB_LEN: if (pb_varint(&p, end, &n) != 0) return 1; break;
+    case PB_VARINT: if (pb_varint(&p, end, &n) != 0) return 1; n = 0; break;
+    case PB_I64: n = 8; break;
+    case PB_I32: n = 4; break;
+    default: return 1;
+    }
+    return n <= avail - (size_t)(p - h);
 }
 
 int pf_frame_fail(pf_reader *r, const pf_frame *f)

@@ -208,5 +208,41 @@ TEST(perfetto_threads_framing_pipe_error_without_waiting)
     while (b.len < 8192)
         perf_sample_packet(&b, t += 1000, 1);
     pipe_fails_at_once(b.data, b.len, 2, "TracePacket");
+    /* The same followed by a field of the trace that is no packet and
+     * shorter than the framing's first look (11 bytes): the damaged packet
+     * is handed over before that look waits. */
+    static const uint8_t tail[] = {0x10, 0x07};
+    pb_raw(&b, tail, sizeof tail);
+    pipe_fails_at_once(b.data, b.len, 2, "TracePacket");
+    pb_buf_free(&b);
+}
+
+/* An empty packet as the first of a batch (after a packet too big to
+ * copy, so before any bytes of the batch): read as on one thread, at a
+ * real address (the sanitizers' build checks that). */
+TEST(perfetto_threads_framing_empty_packet_first)
+{
+    static uint8_t pad[70000];
+    static const uint8_t empty[] = {0x0a, 0x00};
+    pb_buf b = {0};
+    perf_start_with_frames(&b, "fn", 3);
+    size_t pk = pfe_packet(&b, 1);
+    pb_bytes(&b, UNKNOWN_FIELD, pad, sizeof pad);
+    pb_end(&b, pk);
+    pb_raw(&b, empty, sizeof empty);
+    static const uint64_t one[] = {1, 2};
+    callstack_packet(&b, 1, one, 2, 0);
+    uint64_t t = 600000000;
+    for (int i = 0; i < 100; i++)
+        perf_sample_packet(&b, t += 1000, 1);
+    outcome r[2];
+    for (int th = 0; th < 2; th++)
+        convert_case(b.data, b.len, th + 1, 0, &r[th]);
+    T_EQ_INT(r[0].status, PC_OK);
+    T_EQ_INT(r[1].status, PC_OK);
+    T_EQ_STR(r[1].log, r[0].log);
+    T_CHECK(r[0].json && r[1].json && strcmp(r[0].json, r[1].json) == 0);
+    for (int th = 0; th < 2; th++)
+        outcome_free(&r[th]);
     pb_buf_free(&b);
 }
