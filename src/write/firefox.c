@@ -145,8 +145,8 @@ static size_t mark_ancestors(const uint32_t *prefix, uint64_t *bit, size_t nw)
  * tree onto the merged one, parents to parents, so the merged stacks
  * reached are those these map to, ancestors and all: the marking needs
  * no merged stack, and runs on a thread of its own while the stacks are
- * merged (a fifth of the writing's time before the text, for 27.8M
- * stacks). */
+ * merged: for 1M samples each on a new path (27.8M stacks), merging and
+ * collecting took 0.27-0.31 s instead of 0.37-0.44 s. */
 typedef struct marks {
     const pc_profile *p;
     uint64_t *bit;
@@ -1084,12 +1084,12 @@ static int write_doc(const doc_in *d, pc_sink *doc, jw_slabs *slabs)
 
 /* Merges frames and stacks while the stacks reached are marked (on the
  * thread started, when *marking, which is then joined; else here). */
-static int merge_marked(const pc_profile *p, pc_merged *m, marks *mk, pthread_t th,
+static int merge_marked(const pc_profile *p, pc_merged *m, marks *mk, const pthread_t *th,
                         int *marking)
 {
     int st = pc_merge(p, m);
     if (*marking)
-        pthread_join(th, NULL);
+        pthread_join(*th, NULL);
     else
         mark_model(mk);
     *marking = 0;
@@ -1120,7 +1120,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
     if (!order || !main_of || !mperm || !mfirst || !tracks || !visible || !proc_start ||
         heap_series_init(p, &hs) < 0 ||
         pc_order_by_thread(p->marker.thread, p->marker.start, nm, nt, mperm, mfirst) < 0 ||
-        pc_thread_span(p, &first, &last) < 0 || merge_marked(p, &m, &mk, mark_th, &marking) < 0 ||
+        pc_thread_span(p, &first, &last) < 0 || merge_marked(p, &m, &mk, &mark_th, &marking) < 0 ||
         collect(p, &m, &mk, &u) < 0 || fresh_init(&ft, p, p->heap.n) < 0) {
         st = pc_fail(err, PC_ENOMEM, "out of memory");
         goto done;
