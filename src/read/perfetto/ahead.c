@@ -184,7 +184,6 @@ static void *framer(void *arg)
  * trace, as in the single-threaded stream. */
 static int apply(pf_reader *r, const batch *b)
 {
-    int keep_going = r->o->keep_going;
     for (size_t i = 0; i <= b->n_pk; i++) {
         int st;
         if (i < b->n_pk) {
@@ -197,9 +196,7 @@ static int apply(pf_reader *r, const batch *b)
         } else {
             break;
         }
-        if (st == PC_EINPUT && keep_going)
-            pc_skips_add(&r->skipped, r->err);
-        else if (st != PC_OK)
+        if ((st = pf_packet_refused(r, st)) != PC_OK)
             return st;
     }
     if (!b->last || b->status == PC_OK)
@@ -209,12 +206,7 @@ static int apply(pf_reader *r, const batch *b)
         st = pf_frame_fail(r, &b->fr);
     else
         *r->err = b->err;
-    if (st == PC_EINPUT && keep_going) {
-        r->stop.why = *r->err;
-        r->stop.stopped = 1;
-        return PC_OK;
-    }
-    return st;
+    return pf_framing_broke(r, st);
 }
 
 static void free_ahead(struct pf_ahead *q)

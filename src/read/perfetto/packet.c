@@ -304,9 +304,9 @@ static int packet_field_type(uint32_t n)
  * field.  The scan touches no state, so the thread that frames packets
  * ahead of the reading thread (ahead.c) does it for a whole batch.  Any
  * other packet (defaults, a cleared or lost state, another payload, a
- * wire type out of place, an unusual encoding) gives 0, and the general
- * path reads it. */
-int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
+ * wire type out of place, an unusual encoding) leaves q->ok clear, and
+ * the general path reads it. */
+void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
 {
     const uint8_t *p = data, *end = data + len, *sample = NULL;
     uint64_t sample_len = 0;
@@ -314,12 +314,12 @@ int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
     while (p < end) {
         uint64_t tag, v;
         if (!pb_varint9(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
-            return 0;
+            return;
         uint32_t number = (uint32_t)(tag >> 3);
         if ((tag & 7) == PB_LEN && (number == TP_PERF_SAMPLE || number == TP_INTERNED_DATA)) {
             uint64_t n;
             if (!pb_varint9(&p, end, &n) || n > (uint64_t)(end - p))
-                return 0;
+                return;
             if (number == TP_PERF_SAMPLE) {
                 sample = p;
                 sample_len = n;
@@ -332,7 +332,7 @@ int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
             continue;
         }
         if ((tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))
-            return 0;
+            return;
         switch (number) {
         case TP_TIMESTAMP: q->pk.ts = v; q->pk.has_ts = 1; break;
         case TP_CLOCK_ID: q->pk.clock_id = (uint32_t)v; q->pk.has_clock = 1; break;
@@ -343,14 +343,13 @@ int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
             /* Unknown fields are passed over; a known one is another
              * kind of packet (or a cleared or lost state). */
             if (packet_field_type(number) >= 0)
-                return 0;
+                return;
         }
     }
     if (!sample || (q->flags & SEQ_CLEARED) || len > UINT32_MAX ||
         !pf_perf_sample_quick(sample, sample + sample_len, &q->f))
-        return 0;
+        return;
     q->ok = 1;
-    return 1;
 }
 
 /* The state a scanned packet changes, as the general path would. */

@@ -116,6 +116,23 @@ int pf_frame_fail(pf_reader *r, const pf_frame *f)
     }
 }
 
+int pf_packet_refused(pf_reader *r, int st)
+{
+    if (st != PC_EINPUT || !r->o->keep_going)
+        return st;
+    pc_skips_add(&r->skipped, r->err);
+    return PC_OK;
+}
+
+int pf_framing_broke(pf_reader *r, int st)
+{
+    if (st != PC_EINPUT || !r->o->keep_going)
+        return st;
+    r->stop.why = *r->err;
+    r->stop.stopped = 1;
+    return PC_OK;
+}
+
 /* Streams the packets from the input: each is decoded where it lies in
  * the input window. */
 static int stream_strict(pf_reader *r);
@@ -131,17 +148,12 @@ static int stream(pf_reader *r)
     }
     for (;;) {
         int st = stream_strict(r);
-        if (st != PC_EINPUT || !r->o->keep_going)
+        if (!r->in_packet)
+            return pf_framing_broke(r, st);
+        if ((st = pf_packet_refused(r, st)) != PC_OK)
             return st;
-        if (r->in_packet) {
-            pc_skips_add(&r->skipped, r->err);
-            r->in_packet = 0;
-            src_skip(r->in, r->packet_len);
-            continue;
-        }
-        r->stop.why = *r->err;
-        r->stop.stopped = 1;
-        return PC_OK;
+        r->in_packet = 0;
+        src_skip(r->in, r->packet_len);
     }
 }
 

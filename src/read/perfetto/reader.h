@@ -544,9 +544,9 @@ int pf_on_deobfuscation(pf_reader *r, pb_reader *pr);
  * inside compressed packets). */
 int pf_on_packet(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset);
 /* Scans a packet of len bytes for the common traced_perf shape, touching
- * no state (any thread): 1 with *q filled and q->ok set, else 0 with q->ok
- * clear. */
-int pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q);
+ * no state (any thread): q->ok set, with the rest of *q filled, for that
+ * shape; clear for any other. */
+void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q);
 /* pf_on_packet for a packet pf_quick_scan has scanned into *q. */
 int pf_on_scanned(pf_reader *r, const uint8_t *data, size_t len, uint64_t offset,
                   const pf_quick *q);
@@ -574,6 +574,11 @@ int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err);
 int pf_frame_ready(const pc_input *in);
 /* Fills r->err for f's fault and returns PC_EINPUT. */
 int pf_frame_fail(pf_reader *r, const pf_frame *f);
+/* What keep_going makes of a packet's status st (a refused packet is
+ * skipped: PC_OK) and of the framing's (the trace ends where it breaks:
+ * PC_OK); without it, or for other failures, st. */
+int pf_packet_refused(pf_reader *r, int st);
+int pf_framing_broke(pf_reader *r, int st);
 static inline int pf_frame_is_packet(const pf_frame *f)
 {
     return (f->tag >> 3) == 1 && (f->tag & 7) == PB_LEN;
