@@ -74,6 +74,8 @@ void pc_profile_free(pc_profile *p)
     free(p->sample.thread);
     free(p->sample.stack);
     free(p->sample.time);
+    free(p->sample.time32);
+    free(p->sample.time16);
     free(p->sample.weight);
     free(p->sample.weight32);
     free(p->sample.event);
@@ -298,14 +300,42 @@ int pc_sample_own_weights(pc_profile *p)
     return wide_weights(p);
 }
 
+/* Whether time fits the narrow time columns. */
+static int fits_narrow(const pc_profile *p, uint64_t time)
+{
+    return (time >> 32) - p->sample.time_base <= UINT16_MAX;
+}
+
+/* The time column 8 bytes a row, from the narrow ones. */
+static int wide_times(pc_profile *p)
+{
+    if (p->sample.time)
+        return 0;
+    uint64_t *t = malloc((p->sample.cap ? p->sample.cap : 1) * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < p->sample.n; i++)
+        t[i] = pc_sample_time(p, i);
+    free(p->sample.time32);
+    free(p->sample.time16);
+    p->sample.time32 = NULL;
+    p->sample.time16 = NULL;
+    p->sample.time = t;
+    return 0;
+}
+
 static int fits32(int64_t v)
 {
     return v >= INT32_MIN && v <= INT32_MAX;
 }
 
-/* Makes the weight and event columns that row i's values need. */
-static int make_cols(pc_profile *p, size_t i, int64_t weight, uint16_t event)
+/* Makes the time, weight and event columns that row i's values need. */
+static int make_cols(pc_profile *p, size_t i, uint64_t time, int64_t weight, uint16_t event)
 {
+    if (i == 0 && !p->sample.time)
+        p->sample.time_base = (time >> 32) > 0x8000 ? (time >> 32) - 0x8000 : 0;
+    if (!p->sample.time && !fits_narrow(p, time) && wide_times(p) < 0)
+        return -1;
     if (i == 0 && !p->sample.weight && !p->sample.weight32)
         p->sample.weight_all = weight;
     if (i == 0 && !p->sample.event)
@@ -330,13 +360,18 @@ static int make_cols(pc_profile *p, size_t i, int64_t weight, uint16_t event)
 int pc_sample_cols(pc_profile *p, struct pc_col *cols)
 {
     int nc = 0;
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
+    if (p->sample.time)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
     if (p->sample.weight)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
     cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
+    if (!p->sample.time)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.time32);
     if (p->sample.weight32)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
     cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
+    if (!p->sample.time)
+        cols[nc++] = (struct pc_col)PC_COL(p->sample.time16);
     if (p->sample.event)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
     return nc;
@@ -352,9 +387,10 @@ static int all_sample_cols(pc_profile *p, struct pc_col *cols)
 
 /* Makes room for row i, its pages mapped and the weight and event
  * columns its values need; 0, or -1 out of memory. */
-static int sample_room(pc_profile *p, size_t i, int64_t weight, uint16_t event)
+static int sample_room(pc_profile *p, size_t i, uint64_t time, int64_t weight,
+                       uint16_t event)
 {
-    if (make_cols(p, i, weight, event) < 0)
+    if (make_cols(p, i, time, weight, event) < 0)
         return -1;
     struct pc_col cols[PC_SAMPLE_COLS + 1];
     int nc = all_sample_cols(p, cols);
@@ -441,15 +477,21 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
     /* Mostly the row has room, its pages are mapped, and its weight and
      * event fit the columns as they are: then it is only stored. */
     int fits = i < p->sample.mapped && i < p->sample.cap && i > 0 &&
+               (p->sample.time || fits_narrow(p, time)) &&
                (p->sample.event ? 1 : event == p->sample.event_all) &&
                (p->sample.weight ? 1
                 : p->sample.weight32 ? fits32(weight)
                                      : weight == p->sample.weight_all);
-    if (!fits && sample_room(p, i, weight, event) < 0)
+    if (!fits && sample_room(p, i, time, weight, event) < 0)
         return -1;
     p->sample.thread[i] = thread;
     p->sample.stack[i] = stack;
-    p->sample.time[i] = time;
+    if (p->sample.time) {
+        p->sample.time[i] = time;
+    } else {
+        p->sample.time32[i] = (uint32_t)time;
+        p->sample.time16[i] = (uint16_t)((time >> 32) - p->sample.time_base);
+    }
     p->sample.time_lo = time < p->sample.time_lo ? time : p->sample.time_lo;
     p->sample.time_hi = time > p->sample.time_hi ? time : p->sample.time_hi;
     p->sample.cpu[i] = cpu;

@@ -18,6 +18,20 @@ enum { MAX_WORKERS = 8, MIN_ROWS_SPLIT = 1 << 16 };
 /* Columns a sort puts in order, each in place. */
 enum { MAX_COLS = PC_SAMPLE_COLS };
 
+/* A time column: 8 bytes a row (t64), or the sample table's two narrow
+ * ones (see pc_sample_time). */
+typedef struct times {
+    const uint64_t *t64;
+    const uint32_t *t32;
+    const uint16_t *t16;
+    uint64_t base;
+} times;
+
+static inline uint64_t time_of(const times *v, size_t i)
+{
+    return v->t64 ? v->t64[i] : (v->base + v->t16[i]) << 32 | v->t32[i];
+}
+
 typedef struct part {
     /* scatter: dst[at[i]] = src[i] for i in [lo, hi), size bytes a row */
     unsigned char *dst;
@@ -30,7 +44,7 @@ typedef struct part {
      * the thread's), then applied to the columns col */
     const size_t *first;
     const uint8_t *unsorted;
-    const uint64_t *keys;
+    times keys;
     uint32_t *pos;
     unsigned char *col[MAX_COLS];
     size_t col_size[MAX_COLS];
@@ -343,7 +357,12 @@ static void sort_threads(part *w)
     if (!most)
         return;
     uint8_t *seen = malloc(most);
-    if (!seen) {
+    /* Narrow times are put side by side 8 bytes a row for the sort, a
+     * thread at a time. */
+    uint64_t *wide = w->keys.t64 ? NULL : malloc(most * sizeof *wide);
+    if (!seen || (!w->keys.t64 && !wide)) {
+        free(seen);
+        free(wide);
         w->failed = 1;
         return;
     }
@@ -352,7 +371,10 @@ static void sort_threads(part *w)
             continue;
         size_t f = first[t], m = first[t + 1] - f;
         uint32_t *pos = w->pos + f;
-        if (sort_positions(w->keys + f, m, pos) < 0) {
+        const uint64_t *keys = w->keys.t64 ? w->keys.t64 + f : wide;
+        for (size_t r = 0; wide && r < m; r++)
+            wide[r] = time_of(&w->keys, f + r);
+        if (sort_positions(keys, m, pos) < 0) {
             w->failed = 1;
             break;
         }
@@ -361,6 +383,7 @@ static void sort_threads(part *w)
                 w->failed = 1;
     }
     free(seen);
+    free(wide);
 }
 
 /* Where the input rows [lo, hi) go: each thread's from next[t] up, or
@@ -397,7 +420,7 @@ static void fill(part *w)
  * table's tally; the other threads have none), or NULL for a pass here.
  * Returns 1 where some thread is marked, 0 where none is, -1 out of
  * memory. */
-static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, size_t nt,
+static int place_rows(const uint32_t *thread, const times *time, size_t n, size_t nt,
                       const size_t *rows, const uint8_t *unsorted_known, size_t known,
                       uint32_t *at, uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
 {
@@ -423,8 +446,9 @@ static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
         for (size_t i = 0; i < n; i++) {
             uint32_t t = thread[i];
             first[t + 1]++;
-            unsorted[t] |= time[i] < last[t];
-            last[t] = time[i];
+            uint64_t ti = time_of(time, i);
+            unsorted[t] |= ti < last[t];
+            last[t] = ti;
         }
     }
     for (size_t t = 0; t < nt; t++)
@@ -457,7 +481,7 @@ static int place_rows(const uint32_t *thread, const uint64_t *time, size_t n, si
  * pos room for n positions, moving the rows of the n_col columns cols.
  * Parts take whole threads, about as many rows each.  Returns 0, or -1
  * out of memory (some threads may then be sorted, others not). */
-static int sort_groups(const uint64_t *keys, uint32_t *pos, const struct pc_col *cols,
+static int sort_groups(const times *keys, uint32_t *pos, const struct pc_col *cols,
                        int n_col, const size_t *first, const uint8_t *unsorted, size_t n,
                        size_t nt, int nw)
 {
@@ -467,7 +491,7 @@ static int sort_groups(const uint64_t *keys, uint32_t *pos, const struct pc_col 
         size_t lo = t, until = n * (size_t)(k + 1) / (size_t)nw;
         while (t < nt && (k == nw - 1 || first[t + 1] <= until))
             t++;
-        w[k] = (part){.first = first, .unsorted = unsorted, .keys = keys, .pos = pos,
+        w[k] = (part){.first = first, .unsorted = unsorted, .keys = *keys, .pos = pos,
                       .n_col = n_col, .lo = lo, .hi = t, .fn = sort_threads};
         for (int c = 0; c < n_col; c++) {
             memcpy(&w[k].col[c], cols[c].p, sizeof w[k].col[c]);
@@ -485,7 +509,8 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
                        size_t n, size_t nt, uint32_t *perm, size_t *first)
 {
     uint8_t *unsorted = calloc(nt + 1, 1);
-    int any = unsorted ? place_rows(thread, time, n, nt, NULL, NULL, 0, NULL, perm, first,
+    times tv = {time, NULL, NULL, 0};
+    int any = unsorted ? place_rows(thread, &tv, n, nt, NULL, NULL, 0, NULL, perm, first,
                                     unsorted, 1)
                        : -1;
     if (any < 0) {
@@ -503,7 +528,8 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
             for (size_t k = 0; k < n; k++)
                 keys[k] = time[perm[k]];
             struct pc_col col = PC_COL(perm);
-            res = sort_groups(keys, pos, &col, 1, first, unsorted, n, nt, 1);
+            times kv = {keys, NULL, NULL, 0};
+            res = sort_groups(&kv, pos, &col, 1, first, unsorted, n, nt, 1);
         }
         free(keys);
         free(pos);
@@ -566,8 +592,9 @@ int pc_group_samples_on(pc_profile *p, int threads)
     /* The thread column becomes where each row goes: it is written again
      * from first at the end. */
     uint32_t *at = p->sample.thread;
+    times tv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
     int any = first && unsorted
-                  ? place_rows(at, p->sample.time, n, nt, tally ? p->sample.tally.rows : NULL,
+                  ? place_rows(at, &tv, n, nt, tally ? p->sample.tally.rows : NULL,
                                p->sample.tally.unsorted, p->sample.tally.cap, at, NULL, first,
                                unsorted, nw)
                   : -1;
@@ -586,17 +613,19 @@ int pc_group_samples_on(pc_profile *p, int threads)
     if (moved < n) {
         /* Each column moves into the block the one before it left, widest
          * first, which is cut to the column's size (the rest of the block
-         * goes back to the system).  With one event and 4-byte weights the
-         * table is 22 bytes a sample and grouping's peak 30 (the 8-byte
-         * spare).  Only the first spare is new memory, which on a virtual
-         * machine costs more to map than the moves cost. */
-        void *spare = malloc(n * sizeof(uint64_t));
+         * goes back to the system).  With one event, 4-byte weights and
+         * narrow times the table is 20 bytes a sample and grouping's peak
+         * 24 (the 4-byte spare).  Only the first spare is new memory,
+         * which on a virtual machine costs more to map than the moves
+         * cost. */
+        size_t widest = cols[0].size;
+        void *spare = malloc(n * widest);
         if (!spare) {
             /* No row has moved, but which thread each is of is gone. */
             free(unsorted);
             return group_failed(p);
         }
-        pc_prefault(spare, 0, n * sizeof(uint64_t));
+        pc_prefault(spare, 0, n * widest);
         for (int c = 0; c < nc; c++) {
             permute(cols[c].p, cols[c].size, at, n, &spare, nw);
             if (c > 0)
@@ -612,7 +641,9 @@ int pc_group_samples_on(pc_profile *p, int threads)
     /* Then the threads that came out of time order are sorted, in place,
      * their times side by side; the positions go where the rows' places
      * were, no longer needed. */
-    int sorted = any ? sort_groups(p->sample.time, at, cols, nc, first, unsorted, n, nt, nw) : 0;
+    /* The columns may have moved. */
+    times kv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
+    int sorted = any ? sort_groups(&kv, at, cols, nc, first, unsorted, n, nt, nw) : 0;
     free(unsorted);
     if (sorted < 0)
         return group_failed(p);
@@ -629,7 +660,7 @@ void pc_keep_samples(pc_profile *p, const uint8_t *keep)
             continue;
         p->sample.thread[j] = p->sample.thread[i];
         p->sample.stack[j] = p->sample.stack[i];
-        p->sample.time[j] = p->sample.time[i];
+        pc_sample_copy_time(p, j, i);
         if (p->sample.weight)
             p->sample.weight[j] = p->sample.weight[i];
         if (p->sample.weight32)
@@ -762,7 +793,7 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
         p->table.n = j;                                                    \
     } while (0)
     REMAP(sample, (p->sample.stack[j] = p->sample.stack[i],
-                   p->sample.time[j] = p->sample.time[i],
+                   pc_sample_copy_time(p, j, i),
                    p->sample.weight ? p->sample.weight[j] = p->sample.weight[i] : 0,
                    p->sample.weight32 ? p->sample.weight32[j] = p->sample.weight32[i] : 0,
                    p->sample.event ? p->sample.event[j] = p->sample.event[i] : 0,

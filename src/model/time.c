@@ -131,9 +131,9 @@ static inline uint64_t sample_gap(const pick_ctx *c, size_t i)
 {
     const pc_profile *p = c->p;
     if (i == 0 || p->sample.thread[i] != p->sample.thread[i - 1] ||
-        p->sample.time[i] <= p->sample.time[i - 1])
+        pc_sample_time(p, i) <= pc_sample_time(p, i - 1))
         return 0;
-    return p->sample.time[i] - p->sample.time[i - 1];
+    return pc_sample_time(p, i) - pc_sample_time(p, i - 1);
 }
 
 enum { CLOCK_PERIOD, SAMPLE_GAP };
@@ -248,8 +248,8 @@ uint64_t pc_end_time(const pc_profile *p)
 {
     uint64_t t = 0;
     for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] > t)
-            t = p->sample.time[i];
+        if (pc_sample_time(p, i) > t)
+            t = pc_sample_time(p, i);
     for (size_t i = 0; i < p->sw.n; i++)
         if (p->sw.time[i] > t)
             t = p->sw.time[i];

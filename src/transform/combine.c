@@ -286,7 +286,7 @@ int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc
         if (p->sample.stack[i] == PC_NONE || pc_sample_weight(p, i) == 0)
             continue;
         int64_t w = pc_sample_weight(p, i);
-        pc_add_sample(p, d, p->sample.time[i], p->sample.stack[i],
+        pc_add_sample(p, d, pc_sample_time(p, i), p->sample.stack[i],
                       p->sample.thread[i] < nt_base ? (w == INT64_MIN ? INT64_MAX : -w) : w,
                       pc_sample_event(p, i),
                       p->sample.cpu[i]);

@@ -63,13 +63,13 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
         for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
             if (!is_off[pc_sample_event(p, i)])
                 continue;
-            uint64_t t0 = p->sample.time[i];
+            uint64_t t0 = pc_sample_time(p, i);
             /* A switch at the sample's own instant is the switch out. */
             while (k < first[t + 1] && p->sw.time[perm[k]] <= t0)
                 k++;
             uint64_t next = k < first[t + 1] ? next_on[k] : UINT64_MAX;
-            if (i + 1 < p->sample.first[t + 1] && p->sample.time[i + 1] < next)
-                next = p->sample.time[i + 1];
+            if (i + 1 < p->sample.first[t + 1] && pc_sample_time(p, i + 1) < next)
+                next = pc_sample_time(p, i + 1);
             if (next == UINT64_MAX) {
                 next = end;
                 pending++;

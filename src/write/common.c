@@ -238,16 +238,16 @@ int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
          * last rows say it, without a pass over every sample. */
         for (size_t t = 0; t < nt; t++)
             if (p->sample.first[t + 1] > p->sample.first[t]) {
-                (*first)[t] = p->sample.time[p->sample.first[t]];
-                (*last)[t] = p->sample.time[p->sample.first[t + 1] - 1];
+                (*first)[t] = pc_sample_time(p, p->sample.first[t]);
+                (*last)[t] = pc_sample_time(p, p->sample.first[t + 1] - 1);
             }
     } else {
         for (size_t i = 0; i < p->sample.n; i++) {
             uint32_t t = p->sample.thread[i];
-            if (p->sample.time[i] < (*first)[t])
-                (*first)[t] = p->sample.time[i];
-            if (p->sample.time[i] > (*last)[t])
-                (*last)[t] = p->sample.time[i];
+            if (pc_sample_time(p, i) < (*first)[t])
+                (*first)[t] = pc_sample_time(p, i);
+            if (pc_sample_time(p, i) > (*last)[t])
+                (*last)[t] = pc_sample_time(p, i);
         }
     }
     for (size_t i = 0; i < p->counter.n; i++) {

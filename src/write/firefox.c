@@ -585,8 +585,8 @@ static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
     uint64_t prev = start;
     for (size_t i = a; i < b; i++)
         if (track_has(p, k, i)) {
-            jw_col_ms(w, p->sample.time[i] - prev);
-            prev = p->sample.time[i];
+            jw_col_ms(w, pc_sample_time(p, i) - prev);
+            prev = pc_sample_time(p, i);
         }
     jw_col_end(w);
     jw_key(w, "weight");

@@ -214,7 +214,7 @@ static void write_thread(jw *w, const pc_profile *p, const pc_merged *m,
     size_t a = p->sample.first[t], b = p->sample.first[t + 1];
     uint64_t first = UINT64_MAX;
     if (a < b)
-        first = p->sample.time[a];
+        first = pc_sample_time(p, a);
     if (n_markers && p->marker.start[markers[0]] < first)
         first = p->marker.start[markers[0]];
 
@@ -250,7 +250,7 @@ static void write_thread(jw *w, const pc_profile *p, const pc_merged *m,
             jw_null(w);
         else
             jw_uint(w, l->stack_idx[pc_gs_of(m, s)]);
-        jw_ms(w, p->sample.time[i] - start);
+        jw_ms(w, pc_sample_time(p, i) - start);
         jw_int(w, 0);
         jw_arr_end(w);
     }

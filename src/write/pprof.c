@@ -346,10 +346,10 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
     for (size_t i = 0; i < p->sample.n; i++) {
         if (!in_process(p, p->sample.thread[i], one, pid))
             continue;
-        if (p->sample.time[i] < first)
-            first = p->sample.time[i];
-        if (p->sample.time[i] > last)
-            last = p->sample.time[i];
+        if (pc_sample_time(p, i) < first)
+            first = pc_sample_time(p, i);
+        if (pc_sample_time(p, i) > last)
+            last = pc_sample_time(p, i);
     }
     for (size_t i = 0; i < p->heap.n; i++) {
         if (!in_process(p, p->heap.thread[i], one, pid) || !pc_heap_shown(p, i))

@@ -351,7 +351,7 @@ static void write_prof(jw *w, const ss_state *st, const ss_prof *pr, uint64_t or
         for (size_t i = pr->begin; i < pr->end; i++) {
             if (!in_prof(pr, p, i))
                 continue;
-            uint64_t a = p->sample.time[i] - origin;
+            uint64_t a = pc_sample_time(p, i) - origin;
             uint64_t b = sat_add(a, sample_weight(p, i));
             if (!any || a < start)
                 start = a;

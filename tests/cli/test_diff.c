@@ -424,8 +424,8 @@ TEST(several_inputs_on_their_wall_clocks)
         uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX;
         for (size_t i = 0; i < m->sample.n; i++) {
             uint64_t *e = m->sample.thread[i] < nt ? &e1 : &e2;
-            if (m->sample.time[i] < *e)
-                *e = m->sample.time[i];
+            if (pc_sample_time(m, i) < *e)
+                *e = pc_sample_time(m, i);
         }
         T_EQ_INT(m->sample.n, 2 * nx);
         if (wall)

@@ -363,7 +363,7 @@ TEST(hardening_unknown_fields)
     if (p) {
         T_EQ_INT(p->sample.n, 2);
         T_EQ_STR(stack_text(p, p->sample.stack[1]), "leaf");
-        T_EQ_INT(p->sample.time[1], 1000);
+        T_EQ_INT(pc_sample_time(p, 1), 1000);
     }
     pc_profile_free(p);
     char want[200];

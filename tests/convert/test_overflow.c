@@ -365,8 +365,8 @@ TEST(overflow_perf_script)
         T_CHECK(thread_of(p, INT64_MAX, INT64_MAX) != PC_NONE);
         uint64_t last = 0;
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.time[i] > last)
-                last = p->sample.time[i];
+            if (pc_sample_time(p, i) > last)
+                last = pc_sample_time(p, i);
         T_EQ_INT(last == U64_TOP, 1);
         for (size_t i = 0; i < p->sample.n; i++)
             T_CHECK(pc_sample_weight(p, i) > 0);

@@ -145,7 +145,7 @@ TEST(art_frames)
             j = hidden->sample.first[h];
             for (size_t i = theirs->sample.first[t]; i < theirs->sample.first[t + 1]; i++) {
                 while (j < hidden->sample.first[h + 1] &&
-                       hidden->sample.time[j] < theirs->sample.time[i])
+                       pc_sample_time(hidden, j) < pc_sample_time(theirs, i))
                     j++;
                 if (j == hidden->sample.first[h + 1])
                     break;

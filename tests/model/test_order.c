@@ -130,7 +130,7 @@ TEST(group_samples_moves_every_column)
             t_fail(__FILE__, __LINE__, "row %zu: columns of different samples", k);
             break;
         }
-        if (k > p->sample.first[t] && p->sample.time[k] < p->sample.time[k - 1]) {
+        if (k > p->sample.first[t] && pc_sample_time(p, k) < pc_sample_time(p, k - 1)) {
             t_fail(__FILE__, __LINE__, "row %zu out of time order", k);
             break;
         }
@@ -140,7 +140,7 @@ TEST(group_samples_moves_every_column)
         pc_add_sample(p, 0, 99999 + i, PC_NONE, 1, 0, 0);
     T_EQ_INT(p->sample.n, n + 5000);
     T_EQ_INT(p->oom, 0);
-    T_CHECK(p->sample.time[n + 4999] == 99999 + 4999);
+    T_CHECK(pc_sample_time(p, n + 4999) == 99999 + 4999);
     pc_profile_free(p);
 }
 
@@ -182,7 +182,7 @@ TEST(sample_weight_and_event_columns_made_as_needed)
     T_EQ_INT(pc_group_samples(p), 0);
     for (size_t k = 0; k < N && !bad; k++) {
         size_t i = k < N / 2 ? N - 2 - 2 * k : N - 1 - 2 * (k - N / 2);
-        bad = p->sample.thread[k] != i % 2 || p->sample.time[k] != N - i ||
+        bad = p->sample.thread[k] != i % 2 || pc_sample_time(p, k) != N - i ||
               pc_sample_weight(p, k) != weight[i] || pc_sample_event(p, k) != event[i];
     }
     T_CHECK(!bad);
@@ -256,7 +256,7 @@ TEST(group_samples_threads_same_order)
         for (size_t i = 0; same && i < N; i++)
             same = q[k]->sample.stack[i] == q[0]->sample.stack[i] &&
                    q[k]->sample.thread[i] == q[0]->sample.thread[i] &&
-                   q[k]->sample.time[i] == q[0]->sample.time[i] &&
+                   pc_sample_time(q[k], i) == pc_sample_time(q[0], i) &&
                    q[k]->sample.cpu[i] == q[0]->sample.cpu[i] &&
                    pc_sample_weight(q[k], i) == pc_sample_weight(q[0], i) &&
                    pc_sample_event(q[k], i) == pc_sample_event(q[0], i);
@@ -271,8 +271,8 @@ TEST(group_samples_threads_same_order)
     int ordered = 1;
     for (size_t i = 1; ordered && i < N; i++)
         if (p->sample.thread[i] == p->sample.thread[i - 1])
-            ordered = p->sample.time[i] > p->sample.time[i - 1] ||
-                      (p->sample.time[i] == p->sample.time[i - 1] &&
+            ordered = pc_sample_time(p, i) > pc_sample_time(p, i - 1) ||
+                      (pc_sample_time(p, i) == pc_sample_time(p, i - 1) &&
                        p->sample.stack[i] > p->sample.stack[i - 1]);
         else
             ordered = p->sample.thread[i] > p->sample.thread[i - 1];
@@ -307,7 +307,7 @@ static int same_rows(const pc_profile *a, const pc_profile *b)
     for (size_t i = 0; i < a->sample.n; i++)
         if (a->sample.stack[i] != b->sample.stack[i] ||
             a->sample.thread[i] != b->sample.thread[i] ||
-            a->sample.time[i] != b->sample.time[i] || a->sample.cpu[i] != b->sample.cpu[i])
+            pc_sample_time(a, i) != pc_sample_time(b, i) || a->sample.cpu[i] != b->sample.cpu[i])
             return 0;
     return memcmp(a->sample.first, b->sample.first,
                   (a->thread.n + 1) * sizeof *a->sample.first) == 0;
@@ -360,7 +360,7 @@ TEST(group_samples_tally_same_rows_as_a_pass)
     T_EQ_INT(pc_group_samples_on(c, 2), 0);
     int ordered = 1;
     for (size_t i = c->sample.first[0] + 1; ordered && i < c->sample.first[1]; i++)
-        ordered = c->sample.time[i] >= c->sample.time[i - 1];
+        ordered = pc_sample_time(c, i) >= pc_sample_time(c, i - 1);
     T_CHECK(!ordered);
     pc_profile_free(c);
 
@@ -382,7 +382,7 @@ TEST(group_samples_tally_same_rows_as_a_pass)
                 pc_add_thread(f, 9, 9 + t, PC_NONE);
             for (size_t i = 0; f && i < N; i++)
                 if (keep[i])
-                    pc_add_sample(f, e->sample.thread[i], e->sample.time[i],
+                    pc_add_sample(f, e->sample.thread[i], pc_sample_time(e, i),
                                   e->sample.stack[i], 1, 0, e->sample.cpu[i]);
             if (f) {
                 T_EQ_INT(pc_group_samples_on(f, 2), 0);
@@ -419,15 +419,15 @@ TEST(sample_reserve_keeps_columns_in_place)
     /* Room the table has already changes nothing. */
     pc_sample_reserve(p, 10);
     T_EQ_INT(p->sample.cap, N + 1);
-    const uint64_t *time = p->sample.time;
+    const uint32_t *time = p->sample.time32;
     const uint32_t *stack = p->sample.stack;
     for (size_t i = 1; i <= N; i++)
         pc_add_sample(p, (uint32_t)(i % 2), 5 + i, (uint32_t)i * 3, 1, 0, (uint16_t)(i % 7));
     T_CHECK(!p->oom && p->sample.n == N + 1);
-    T_CHECK(p->sample.time == time && p->sample.stack == stack);
-    int same = p->sample.time[0] == 5 && p->sample.stack[0] == 9 && p->sample.cpu[0] == 3;
+    T_CHECK(p->sample.time32 == time && p->sample.stack == stack);
+    int same = pc_sample_time(p, 0) == 5 && p->sample.stack[0] == 9 && p->sample.cpu[0] == 3;
     for (size_t i = 1; same && i <= N; i++)
-        same = p->sample.time[i] == 5 + i && p->sample.stack[i] == i * 3 &&
+        same = pc_sample_time(p, i) == 5 + i && p->sample.stack[i] == i * 3 &&
                p->sample.thread[i] == i % 2 && p->sample.cpu[i] == i % 7;
     T_CHECK(same);
     pc_profile_free(p);
@@ -484,17 +484,99 @@ TEST(group_samples_one_thread_out_of_order)
         ordered = p->sample.thread[i] == 0 && pc_sample_weight(p, i) == (int64_t)row << 33 &&
                   pc_sample_event(p, i) == row % 5 && p->sample.cpu[i] == row / 30 % 3;
         if (ordered && i > 0)
-            ordered = p->sample.time[i] > p->sample.time[i - 1] ||
-                      (p->sample.time[i] == p->sample.time[i - 1] &&
+            ordered = pc_sample_time(p, i) > pc_sample_time(p, i - 1) ||
+                      (pc_sample_time(p, i) == pc_sample_time(p, i - 1) &&
                        row > p->sample.stack[i - 1]);
     }
     T_CHECK(ordered);
     int same = q[1]->sample.n == N;
     for (size_t i = 0; same && i < N; i++)
         same = q[1]->sample.stack[i] == p->sample.stack[i] &&
-               q[1]->sample.time[i] == p->sample.time[i] &&
+               pc_sample_time(q[1], i) == pc_sample_time(p, i) &&
                q[1]->sample.cpu[i] == p->sample.cpu[i];
     T_CHECK(same);
     pc_profile_free(q[0]);
     pc_profile_free(q[1]);
+}
+
+/* Adds n samples (thread[i], time[i], stack i), groups them, and checks
+ * every row against a stable sort by thread and time, and that only
+ * times far from the first make the 8-byte column.  Then keeps every
+ * third row and checks the rest again. */
+static void check_times(const uint32_t *thread, const uint64_t *time, size_t n, int wide)
+{
+    pc_profile *p = pc_profile_new();
+    T_CHECK(p && pc_add_thread(p, 1, 1, PC_NONE) != PC_NONE &&
+            pc_add_thread(p, 1, 2, PC_NONE) != PC_NONE &&
+            pc_add_thread(p, 1, 3, PC_NONE) != PC_NONE);
+    uint32_t *want = malloc(n * sizeof *want);
+    uint8_t *keep = malloc(n);
+    if (!p || !want || !keep)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        pc_add_sample(p, thread[i], time[i], (uint32_t)i, 1, 0, 0);
+        want[i] = (uint32_t)i;
+    }
+    T_CHECK(!p->oom);
+    T_EQ_INT(p->sample.time != NULL, wide);
+    T_EQ_INT(p->sample.time32 == NULL, wide);
+    sort_thread = thread;
+    sort_time = time;
+    qsort(want, n, sizeof *want, cmp_rows);
+    T_CHECK(pc_group_samples(p) == 0);
+    size_t bad = 0;
+    for (size_t k = 0; k < n; k++)
+        bad += p->sample.stack[k] != want[k] || pc_sample_time(p, k) != time[want[k]] ||
+               p->sample.thread[k] != thread[want[k]];
+    T_EQ_INT(bad, 0);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if ((keep[k] = k % 3 != 1))
+            want[m++] = want[k];
+    pc_keep_samples(p, keep);
+    T_EQ_INT(p->sample.n, m);
+    for (size_t k = 0; k < m; k++)
+        bad += p->sample.stack[k] != want[k] || pc_sample_time(p, k) != time[want[k]];
+    T_EQ_INT(bad, 0);
+done:
+    free(want);
+    free(keep);
+    pc_profile_free(p);
+}
+
+/* Times take two narrow columns while they are within 2^47 ns of the
+ * first: rows out of order across many 2^32 ns steps, equal times, and
+ * the rows grouped are as a stable sort makes them.  A time further on or
+ * further back, or the clock's ends, make the 8-byte column, with the
+ * rows before it kept. */
+TEST(sample_times_narrow_then_wide)
+{
+    rng_state = 0x9e3779b97f4a7c15ULL;
+    enum { N = 20000 };
+    static uint32_t thread[N];
+    static uint64_t time[N];
+    const uint64_t t0 = 5000000000000000ULL, reach = (uint64_t)1 << 47;
+    for (int round = 0; round < 6; round++) {
+        for (size_t i = 0; i < N; i++) {
+            thread[i] = (uint32_t)below(3);
+            /* Mostly near the last, sometimes anywhere in reach. */
+            uint64_t off = below(4) ? i * 1000003ULL + (uint64_t)below(3) * 7
+                                   : (uint64_t)below(reach / 2) * 2;
+            time[i] = below(2) ? t0 + off : t0 - off;
+        }
+        time[0] = t0;
+        int wide = round >= 3;
+        if (round == 3)
+            time[N / 2] = t0 + reach + ((uint64_t)1 << 33);
+        else if (round == 4)
+            time[N / 3] = t0 - reach - ((uint64_t)1 << 33);
+        else if (round == 5)
+            time[N / 4] = UINT64_MAX, time[N / 5] = 0;
+        check_times(thread, time, N, wide);
+    }
+    /* Where the first time is below 2^47 the columns start at 0. */
+    for (size_t i = 0; i < N; i++)
+        time[i] = below(2) ? (uint64_t)below(reach) : (uint64_t)1 << 47 | (uint64_t)below(reach / 2);
+    time[0] = 1000;
+    check_times(thread, time, N, 0);
 }

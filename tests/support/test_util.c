@@ -162,7 +162,7 @@ const char *thread_times_us(const pc_profile *p, uint32_t t)
         return "(no such thread)";
     for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++) {
         int n = snprintf(buf + used, 8192 - used, "%s%" PRIu64, used ? "," : "",
-                         (uint64_t)((p->sample.time[i] - FX_T0) / 1000));
+                         (uint64_t)((pc_sample_time(p, i) - FX_T0) / 1000));
         if (n < 0 || (size_t)n >= 8192 - used)
             break;
         used += (size_t)n;

@@ -160,7 +160,7 @@ TEST(filter_tid_matches_report_sample)
         T_EQ_INT(ours->sample.n, theirs->sample.n);
         size_t same = 0;
         for (size_t i = 0; i < ours->sample.n && i < theirs->sample.n; i++)
-            same += ours->sample.time[i] == theirs->sample.time[i] &&
+            same += pc_sample_time(ours, i) == pc_sample_time(theirs, i) &&
                     strcmp(stack_text(ours, ours->sample.stack[i]),
                            stack_text(theirs, theirs->sample.stack[i])) == 0;
         T_EQ_INT(same, theirs->sample.n);
@@ -340,7 +340,7 @@ TEST(aggregate_threads)
             T_EQ_INT(thread_samples(p, (uint32_t)t), want);
             /* Sorted by time again after merging. */
             for (size_t i = p->sample.first[t] + 1; i < p->sample.first[t + 1]; i++)
-                T_CHECK(p->sample.time[i] >= p->sample.time[i - 1]);
+                T_CHECK(pc_sample_time(p, i) >= pc_sample_time(p, i - 1));
         }
         T_EQ_INT(merged, 1);
         T_EQ_INT(p->sample.n, d.n_samples);

@@ -79,7 +79,7 @@ TEST(offcpu_corpus_modes)
             int found = 0;
             for (size_t k = 0; k < n && !found; k++)
                 found = ref[k][0] == p->thread.tid[p->sample.thread[i]] &&
-                        llabs(ref[k][1] - (long long)p->sample.time[i]) <= 1000;
+                        llabs(ref[k][1] - (long long)pc_sample_time(p, i)) <= 1000;
             if (found) {
                 matched += pc_sample_weight(p, i);
                 n_matched++;

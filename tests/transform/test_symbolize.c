@@ -276,7 +276,7 @@ TEST(symbolize_inline_chains_as_addr2line)
         return;
     size_t same = 0, chains = 0;
     for (size_t i = 0; i < p->sample.n && i < n; i++) {
-        size_t k = (size_t)(p->sample.time[i] - 1000);
+        size_t k = (size_t)(pc_sample_time(p, i) - 1000);
         const char *got = stack_text(p, p->sample.stack[i]);
         chains += strchr(want[k], ';') != NULL;
         if (strcmp(got, want[k]) == 0)

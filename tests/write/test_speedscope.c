@@ -142,8 +142,8 @@ TEST(speedscope_fixture_clock)
         T_EQ_INT(speedscope_total(pr), 250000);
         /* The recording starts with its first event of any kind, not the
          * first one --event keeps. */
-        long long start = (long long)(p->sample.time[0] - p->meta.first_time);
-        T_CHECK(p->meta.first_time < p->sample.time[0]);
+        long long start = (long long)(pc_sample_time(p, 0) - p->meta.first_time);
+        T_CHECK(p->meta.first_time < pc_sample_time(p, 0));
         T_EQ_INT(j_int(j_get(pr, "startValue")), start);
         T_EQ_INT(j_int(j_get(pr, "endValue")), start + 250000);
         char *s = speedscope_stack_names(doc, j_at(j_get(pr, "samples"), 0));

@@ -82,7 +82,7 @@ static char **sample_lines(const pc_profile *p, size_t *n, int no_event)
         if (no_event)
             stack = "";
         snprintf(v[i], len, "tid %lld time %llu event %s weight %lld: %s",
-                 (long long)p->thread.tid[t], (unsigned long long)p->sample.time[i],
+                 (long long)p->thread.tid[t], (unsigned long long)pc_sample_time(p, i),
                  no_event ? "-" : str_of(p, p->event.name[pc_sample_event(p, i)]),
                  (long long)pc_sample_weight(p, i),
                  stack);

@@ -74,7 +74,7 @@ static void user_sample(pde *e, size_t attr, uint32_t pid, uint32_t tid, uint64_
 static size_t sample_at(const pc_profile *p, uint64_t t)
 {
     for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] == t)
+        if (pc_sample_time(p, i) == t)
             return i;
     return (size_t)-1;
 }
@@ -428,7 +428,7 @@ static void two_events(int identifier)
     T_EQ_INT(p->sample.n, 2);
     for (size_t i = 0; i < p->sample.n; i++) {
         T_EQ_INT(pc_sample_event(p, i), 1);
-        T_CHECK(p->sample.time[i] == 2000 || p->sample.time[i] == 5000);
+        T_CHECK(pc_sample_time(p, i) == 2000 || pc_sample_time(p, i) == 5000);
     }
     pc_profile_free(p);
 }
@@ -727,7 +727,7 @@ TEST(perfdata_records_sample_fields)
     if (p->sample.n == 1) {
         T_EQ_INT(pc_sample_weight(p, 0), 4321);
         T_EQ_INT(p->sample.cpu[0], 6);
-        T_EQ_INT(p->sample.time[0], 1000);
+        T_EQ_INT(pc_sample_time(p, 0), 1000);
         T_EQ_STR(stack_text(p, p->sample.stack[0]), "fields+0xbb0;fields+0xaa0");
         uint32_t t = p->sample.thread[0];
         T_EQ_INT(p->thread.pid[t], 1200);
@@ -885,7 +885,7 @@ TEST(perfdata_records_pipe_two_events)
             T_EQ_STR(str_of(p, p->event.name[1]), "pd-pipe-two");
         T_EQ_INT(p->sample.n, 2);
         for (size_t i = 0; i < p->sample.n; i++)
-            T_CHECK(p->sample.time[i] == 2000 || p->sample.time[i] == 4000);
+            T_CHECK(pc_sample_time(p, i) == 2000 || pc_sample_time(p, i) == 4000);
     }
     pc_profile_free(p);
     free(b.d);

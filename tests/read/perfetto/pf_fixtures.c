@@ -258,7 +258,7 @@ const char *samples_text(const pc_profile *p, uint32_t t)
         return "(no thread)";
     for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i++)
         used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%" PRIu64 ":%" PRId64 ":%s",
-                                 used ? " " : "", p->sample.time[i] / 1000,
+                                 used ? " " : "", pc_sample_time(p, i) / 1000,
                                  pc_sample_weight(p, i), stack_text(p, p->sample.stack[i]));
     return buf;
 }

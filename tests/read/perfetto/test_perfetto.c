@@ -126,7 +126,7 @@ TEST(perfetto_compressed_packets)
             T_EQ_STR(got, want);
             T_EQ_INT(p->sample.n, ref->sample.n);
             for (size_t i = 0; i < p->sample.n && i < ref->sample.n; i++)
-                T_EQ_INT(p->sample.time[i], ref->sample.time[i]);
+                T_EQ_INT(pc_sample_time(p, i), pc_sample_time(ref, i));
             free(got);
         }
         pc_profile_free(p);

@@ -63,8 +63,8 @@ static void check_scale_samples(const char *path, const pc_options *o, const syn
             size_t a = p->sample.first[t], b = p->sample.first[t + 1];
             T_EQ_INT(b - a, j_int(j_get(want, "samples")));
             if (b > a) {
-                T_EQ_INT(p->sample.time[a], j_int(j_get(want, "first_ts")));
-                T_EQ_INT(p->sample.time[b - 1], j_int(j_get(want, "last_ts")));
+                T_EQ_INT(pc_sample_time(p, a), j_int(j_get(want, "first_ts")));
+                T_EQ_INT(pc_sample_time(p, b - 1), j_int(j_get(want, "last_ts")));
             }
             total += b - a;
         }
@@ -163,7 +163,7 @@ static void check_thread(const char *path, const pc_options *o, const synth_case
             uint32_t leaf = p->stack.frame[p->sample.stack[i]];
             if (nt < sizeof times)
                 nt += (size_t)snprintf(times + nt, sizeof times - nt, "%s%" PRIu64,
-                                       nt ? " " : "", p->sample.time[i]);
+                                       nt ? " " : "", pc_sample_time(p, i));
             if (nl < sizeof leaves)
                 nl += (size_t)snprintf(leaves + nl, sizeof leaves - nl, "%s%s", nl ? " " : "",
                                        frame_name(p, leaf));

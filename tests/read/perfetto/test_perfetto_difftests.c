@@ -134,7 +134,7 @@ static void ck_timebase_filter(const dt *c)
     for (size_t i = 0; i < p->sample.n; i++)
         if (p->sample.stack[i] != PC_NONE) {
             stacked++;
-            T_EQ_INT(p->sample.time[i], csv_int(&c->want, 0, "profiling_ts"));
+            T_EQ_INT(pc_sample_time(p, i), csv_int(&c->want, 0, "profiling_ts"));
         }
     T_EQ_INT(stacked, csv_int(&c->want, 0, "profiling_samples"));
     /* One session per timebase: different events. */
@@ -258,7 +258,7 @@ static long long ss_at(const pc_profile *p, long long ts)
     long long at = -1;
     size_t n = 0;
     for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] == (uint64_t)ts) {
+        if (pc_sample_time(p, i) == (uint64_t)ts) {
             at = (long long)i;
             n++;
         }

@@ -61,7 +61,7 @@ TEST(perfetto_incremental_state)
             T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[t]]), "first");
             T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[t] + 1]), "first");
             T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[t] + 2]), "third");
-            T_EQ_INT(p->sample.time[p->sample.first[t] + 2], 6000);
+            T_EQ_INT(pc_sample_time(p, p->sample.first[t] + 2), 6000);
         }
         T_CONTAINS(log_capture_text(), "3 packets needed incremental state");
         T_CONTAINS(log_capture_text(), "1 packet sequence(s) lost packets");

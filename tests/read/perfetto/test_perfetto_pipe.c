@@ -270,14 +270,14 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
 #define SAME(x, y, k) ((k) == 0 || memcmp(x, y, (k) * sizeof *(x)) == 0)
     for (size_t i = 0; i < n; i++)
         if (pc_sample_weight(a, i) != pc_sample_weight(b, i) ||
-            pc_sample_event(a, i) != pc_sample_event(b, i))
+            pc_sample_event(a, i) != pc_sample_event(b, i) ||
+            pc_sample_time(a, i) != pc_sample_time(b, i))
             return 0;
     int same = SAME(a->sample.stack, b->sample.stack, n) &&
                SAME(a->sample.cpu, b->sample.cpu, n) &&
                SAME(a->counter.value, b->counter.value, nc) &&
                SAME(a->counter.event, b->counter.event, nc) &&
                SAME(a->sample.thread, b->sample.thread, n) &&
-               SAME(a->sample.time, b->sample.time, n) &&
                SAME(a->stack.prefix, b->stack.prefix, ns) &&
                SAME(a->stack.frame, b->stack.frame, ns) &&
                SAME(a->heap.stack, b->heap.stack, a->heap.n) &&

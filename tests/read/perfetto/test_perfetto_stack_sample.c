@@ -153,7 +153,7 @@ static pc_profile *convert_trace(const pb_buf *b, pc_options *o, const char **lo
 static long long at_time(const pc_profile *p, uint64_t ts)
 {
     for (size_t i = 0; i < p->sample.n; i++)
-        if (p->sample.time[i] == ts)
+        if (pc_sample_time(p, i) == ts)
             return (long long)i;
     t_fail(__FILE__, __LINE__, "no sample at %" PRIu64, ts);
     return -1;
@@ -432,7 +432,7 @@ TEST(perfetto_stack_sample_unit_clash)
     T_EQ_INT(p->event.n, 2);
     T_EQ_INT(p->sample.n, 1);
     if (p->sample.n == 1) {
-        T_EQ_INT(p->sample.time[0], 1001);
+        T_EQ_INT(pc_sample_time(p, 0), 1001);
         T_EQ_INT(p->event.unit[pc_sample_event(p, 0)], PC_UNIT_COUNT);
     }
     pc_profile_free(p);

@@ -110,8 +110,8 @@ TEST(perfscript_callchains)
         T_EQ_INT(thread_samples(p, wc), 2);
         size_t i = p->sample.first[wc];
         /* Nanosecond digits kept exactly. */
-        T_EQ_INT(p->sample.time[i], 5000000100ULL);
-        T_EQ_INT(p->sample.time[i + 1], 5000250100ULL);
+        T_EQ_INT(pc_sample_time(p, i), 5000000100ULL);
+        T_EQ_INT(pc_sample_time(p, i + 1), 5000250100ULL);
         T_EQ_INT(pc_sample_weight(p, i), 250000);
         T_EQ_INT(p->sample.cpu[i], 2);
         T_EQ_STR(stack_text(p, p->sample.stack[i]),
@@ -127,7 +127,7 @@ TEST(perfscript_callchains)
     if (rt != PC_NONE) {
         T_EQ_INT(p->thread.pid[rt], 31850);
         T_EQ_STR(pc_str(&p->str, p->thread.name[rt]), "RenderThread");
-        T_EQ_INT(p->sample.time[p->sample.first[rt]], 5002000000ULL);
+        T_EQ_INT(pc_sample_time(p, p->sample.first[rt]), 5002000000ULL);
         T_EQ_STR(stack_text(p, p->sample.stack[p->sample.first[rt]]), "DrawFrame");
     }
     T_EQ_INT(frame_category(p, "__schedule"), PC_CAT_KERNEL);
@@ -196,7 +196,7 @@ TEST(perfscript_without_callchains)
         T_EQ_STR(pc_str(&p->str, p->thread.name[t]), "burn");
         T_EQ_INT(thread_samples(p, t), 2);
         size_t i = p->sample.first[t];
-        T_EQ_INT(p->sample.time[i], 339728111000ULL);
+        T_EQ_INT(pc_sample_time(p, i), 339728111000ULL);
         T_EQ_INT(p->sample.cpu[i], PC_NO_CPU);
         T_EQ_STR(stack_text(p, p->sample.stack[i]), "init_cpu_features.constprop.0");
         T_EQ_INT(p->frame.addr[p->stack.frame[p->sample.stack[i]]], 0x7f9c4ee5ec1aULL);

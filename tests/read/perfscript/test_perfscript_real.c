@@ -267,7 +267,7 @@ TEST(perfscript_report_sample_py)
             size_t a = text->sample.first[u], b = proto->sample.first[t];
             for (size_t k = 0; k < thread_samples(proto, (uint32_t)t); k++) {
                 /* report_sample.py prints microseconds. */
-                T_EQ_INT(text->sample.time[a + k], proto->sample.time[b + k] / 1000 * 1000);
+                T_EQ_INT(pc_sample_time(text, a + k), pc_sample_time(proto, b + k) / 1000 * 1000);
                 T_EQ_INT(pc_sample_weight(text, a + k), pc_sample_weight(proto, b + k));
                 char want[8192];
                 snprintf(want, sizeof want, "%s", stack_text(proto, proto->sample.stack[b + k]));
