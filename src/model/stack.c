@@ -31,7 +31,7 @@ static uint64_t stack_key(uint32_t prefix, uint32_t frame)
 static int stack_hash_add(pc_stree *t, uint32_t id)
 {
     pc_probe pr;
-    if (pc_htab_reserve(&t->idx, t->n_hashed + 1) < 0)
+    if (pc_htab_reserve_full(&t->idx, t->n_hashed + 1) < 0)
         return -1;
     pc_probe_start(&t->idx, stack_key(t->prefix[id], t->frame[id]), &pr);
     while (pc_probe_next(&t->idx, &pr) != PC_NONE)
@@ -227,7 +227,7 @@ static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t 
     struct pc_col cols[] = {PC_COL(t->prefix), PC_COL(t->frame), PC_COL(t->head)};
     if (t->n + 1 > t->cap)
         map_wait(t);
-    if ((head != PC_NONE && pc_htab_reserve(&t->idx, t->n_hashed + 2) < 0) ||
+    if ((head != PC_NONE && pc_htab_reserve_full(&t->idx, t->n_hashed + 2) < 0) ||
         pc_grow_cols(&t->cap, t->n + 1, cols, 3) < 0)
         return PC_NONE;
     uint32_t id = (uint32_t)t->n++;
