@@ -15,7 +15,8 @@
  *   samples    columns (thread, time, stack, weight, event, cpu) with no
  *              per-sample allocation; stack may be PC_NONE (empty stack);
  *              weight and event take no room while they are the same for
- *              every sample, and weights 4 bytes while they fit;
+ *              every sample, weights 4 bytes while they fit, and times 6
+ *              while they are within 39 hours of the first;
  *   switches   context switches (thread, time, on/off);
  *   markers    intervals or instants per thread with a small typed payload;
  *   counters   what an event counted on a thread over time, apart from
