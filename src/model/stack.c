@@ -228,7 +228,7 @@ static uint32_t add_node(pc_stree *t, uint32_t prefix, uint32_t frame, uint32_t 
     if (t->n + 1 > t->cap)
         map_wait(t);
     if ((head != PC_NONE && pc_htab_reserve_full(&t->idx, t->n_hashed + 2) < 0) ||
-        pc_grow_cols(&t->cap, t->n + 1, cols, 3) < 0)
+        (t->n + 1 > t->cap && pc_grow_cols(&t->cap, t->n + 1, cols, 3) < 0))
         return PC_NONE;
     uint32_t id = (uint32_t)t->n++;
     if (id >= t->mapped)
