@@ -217,7 +217,7 @@ static int convert(pc_input *in, const pc_options *o, pc_profile **out, pc_error
     if (!p)
         return pc_fail(err, PC_ENOMEM, "%s: out of memory", src_name(in));
     p->depth.max = o->max_depth;
-    p->stack.map_threads = pc_thread_count(o->threads) > 1;
+    p->stack.map_async = pc_thread_count(o->threads) > 1 ? PC_STREE_MAP_ASYNC : 0;
     src_set_threads(in, o->threads);
     int st = read_any(in, p, o, err);
     src_done(in);

@@ -48,13 +48,9 @@ static int stack_hash_add(pc_stree *t, uint32_t id)
  * 9 MiB of a Perfetto trace's 212 MiB (1.1M nodes in room for 2M).
  * Mapped in eighths it took as long. */
 enum { MAP_PARTS = 8, MAP_LEAST_ROWS = 1 << 18 };
-/* With map_threads, mapping as much as this a column goes to a thread of
- * its own: its time (0.12-0.54 s in all for the 27.8M nodes above) is
- * then not the interning thread's, which meanwhile fills the rows mapped
- * before.  Mapping changes no byte, so the two need no other agreement
- * than this: the columns do not move while a job maps them (map_wait
- * before they grow or go). */
-#define MAP_ASYNC_BYTES ((size_t)MAP_LEAST_ROWS * sizeof(uint32_t))
+/* A mapping job (map_async) changes no byte, so it and the interning
+ * thread need no other agreement than this: the columns do not move
+ * while a job maps them (map_wait before they grow or go). */
 
 struct pc_map_job {
     pthread_t th;
@@ -97,7 +93,7 @@ static void map_ahead(pc_stree *t)
     size_t upto = t->cap - t->mapped > rows ? t->mapped + rows : t->cap;
     size_t from = t->mapped * sizeof(uint32_t), to = upto * sizeof(uint32_t);
     struct pc_map_job *j = NULL;
-    if (t->map_threads && to - from >= MAP_ASYNC_BYTES) {
+    if (t->map_async && to - from >= t->map_async) {
         map_wait(t);
         j = malloc(sizeof *j);
     }

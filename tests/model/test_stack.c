@@ -103,7 +103,7 @@ TEST(stack_tree_last_child_is_the_last_asked)
     pc_stree_free(&t);
 }
 
-/* With map_threads, the rows of a big growth are mapped on a thread of
+/* With map_async, the rows of a big growth are mapped on a thread of
  * its own while nodes are added below them: the same nodes, ids and
  * lookups as mapping on the interning thread, through growths, a freeze
  * (which waits for the mapping) and interning after it. */
@@ -114,7 +114,8 @@ TEST(stack_tree_threads_map_ahead)
     int mapped_on_thread = 0;
     for (int k = 0; k < 2; k++) {
         pc_stree_init(&t[k]);
-        t[k].map_threads = k;
+        /* Steps of 256K rows, 1 MiB a column, each on a thread. */
+        t[k].map_async = k ? (size_t)1 << 20 : 0;
         uint32_t s = PC_NONE, x = 12345;
         for (uint32_t i = 0; i < NODES; i++) {
             x = x * 1103515245u + 12345u;
