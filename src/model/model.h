@@ -211,9 +211,9 @@ struct pc_profile {
     struct {
         uint32_t *thread, *stack;
         /* Times take 6 bytes a row rather than 8 while every time is
-         * within 2^47 ns (39 hours) of the first one: the low 32 bits in
-         * time32, the rest less time_base in time16.  A time further away
-         * makes the 8-byte column (time) in their place.  The 2 bytes
+         * within 2^47 - 2^32 ns (39 hours) of the first one: the low 32
+         * bits in time32, the rest less time_base in time16.  A time
+         * further away makes the 8-byte column (time) in their place.  The 2 bytes
          * saved and the narrower spare block grouping moves the columns
          * through (4 bytes, not 8) take 20 % off the peak of a Perfetto
          * trace's samples.  Read them with pc_sample_time(). */

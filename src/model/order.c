@@ -145,10 +145,10 @@ static void fit(void *col, size_t bytes)
         memcpy(col, &q, sizeof q);
 }
 
-/* The end of the run of key[i..n) in order. */
-static size_t run_end(const uint64_t *key, size_t i, size_t n)
+/* The end of the run of keys from i (below n) in order. */
+static size_t run_end(const times *key, size_t i, size_t n)
 {
-    while (++i < n && key[i] >= key[i - 1])
+    while (++i < n && time_of(key, i) >= time_of(key, i - 1))
         ;
     return i;
 }
@@ -199,7 +199,7 @@ static int run_cmp(const void *a, const void *b)
  * runs come from buffers read in turn, so few overlap in time, and the
  * heap holds those few rather than thousands (its depth is what each row
  * pays).  Returns 0, or -1 when the heap could not be allocated. */
-static int merge_runs(const uint64_t *key, size_t n, uint32_t *pos, size_t runs)
+static int merge_runs(const times *key, size_t n, uint32_t *pos, size_t runs)
 {
     run_head *h = malloc(runs * sizeof *h);
     run_head *wait = malloc(runs * sizeof *wait);  /* by first row */
@@ -214,7 +214,7 @@ static int merge_runs(const uint64_t *key, size_t n, uint32_t *pos, size_t runs)
     for (size_t i = 0; i < n; nr++) {
         size_t j = run_end(key, i, n);
         end[nr] = (uint32_t)j;
-        wait[nr] = (run_head){key[i], (uint32_t)i, (uint32_t)nr};
+        wait[nr] = (run_head){time_of(key, i), (uint32_t)i, (uint32_t)nr};
         i = j;
     }
     /* Heads are distinct (positions are), so any sort gives one order. */
@@ -228,7 +228,7 @@ static int merge_runs(const uint64_t *key, size_t n, uint32_t *pos, size_t runs)
         uint32_t row = h[0].row;
         pos[o] = row;
         if (row + 1 < end[h[0].run]) {
-            h[0].key = key[row + 1];
+            h[0].key = time_of(key, row + 1);
             h[0].row = row + 1;
         } else {
             h[0] = h[--nh];
@@ -247,7 +247,7 @@ static int merge_runs(const uint64_t *key, size_t n, uint32_t *pos, size_t runs)
  * merged rather than the rows sorted from scratch: at once where the heap
  * of their heads stays small, else two by two, pass after pass.  Returns
  * 0, or -1 out of memory. */
-static int sort_positions(const uint64_t *key, size_t n, uint32_t *pos)
+static int sort_positions(const times *key, size_t n, uint32_t *pos)
 {
     size_t runs = 0;
     for (size_t i = 0; i < n; runs++)
@@ -266,15 +266,15 @@ static int sort_positions(const uint64_t *key, size_t n, uint32_t *pos)
         runs = 0;
         for (size_t i = 0; i < n;) {
             size_t j = i + 1, k;
-            while (j < n && key[src[j]] >= key[src[j - 1]])
+            while (j < n && time_of(key, src[j]) >= time_of(key, src[j - 1]))
                 j++;
             k = j < n ? j + 1 : n;
-            while (k < n && key[src[k]] >= key[src[k - 1]])
+            while (k < n && time_of(key, src[k]) >= time_of(key, src[k - 1]))
                 k++;
             size_t a = i, b = j, o = i;
             /* Ties take the earlier run's row: the order stays stable. */
             while (a < j && b < k)
-                dst[o++] = key[src[b]] < key[src[a]] ? src[b++] : src[a++];
+                dst[o++] = time_of(key, src[b]) < time_of(key, src[a]) ? src[b++] : src[a++];
             while (a < j)
                 dst[o++] = src[a++];
             while (b < k)
@@ -357,12 +357,7 @@ static void sort_threads(part *w)
     if (!most)
         return;
     uint8_t *seen = malloc(most);
-    /* Narrow times are put side by side 8 bytes a row for the sort, a
-     * thread at a time. */
-    uint64_t *wide = w->keys.t64 ? NULL : malloc(most * sizeof *wide);
-    if (!seen || (!w->keys.t64 && !wide)) {
-        free(seen);
-        free(wide);
+    if (!seen) {
         w->failed = 1;
         return;
     }
@@ -371,10 +366,16 @@ static void sort_threads(part *w)
             continue;
         size_t f = first[t], m = first[t + 1] - f;
         uint32_t *pos = w->pos + f;
-        const uint64_t *keys = w->keys.t64 ? w->keys.t64 + f : wide;
-        for (size_t r = 0; wide && r < m; r++)
-            wide[r] = time_of(&w->keys, f + r);
-        if (sort_positions(keys, m, pos) < 0) {
+        /* The thread's times, read where they lie (narrow ones are not
+         * copied wide: 8 bytes a row more while sorting). */
+        times keys = w->keys;
+        if (keys.t64) {
+            keys.t64 += f;
+        } else {
+            keys.t32 += f;
+            keys.t16 += f;
+        }
+        if (sort_positions(&keys, m, pos) < 0) {
             w->failed = 1;
             break;
         }
@@ -383,7 +384,6 @@ static void sort_threads(part *w)
                 w->failed = 1;
     }
     free(seen);
-    free(wide);
 }
 
 /* Where the input rows [lo, hi) go: each thread's from next[t] up, or

@@ -544,7 +544,7 @@ done:
     pc_profile_free(p);
 }
 
-/* Times take two narrow columns while they are within 2^47 ns of the
+/* Times take two narrow columns while they are within 2^47 - 2^32 ns of the
  * first: rows out of order across many 2^32 ns steps, equal times, and
  * the rows grouped are as a stable sort makes them.  A time further on or
  * further back, or the clock's ends, make the 8-byte column, with the
@@ -561,7 +561,7 @@ TEST(sample_times_narrow_then_wide)
             thread[i] = (uint32_t)below(3);
             /* Mostly near the last, sometimes anywhere in reach. */
             uint64_t off = below(4) ? i * 1000003ULL + (uint64_t)below(3) * 7
-                                   : (uint64_t)below(reach / 2) * 2;
+                                   : (uint64_t)below(reach / 2 - ((long)1 << 31)) * 2;
             time[i] = below(2) ? t0 + off : t0 - off;
         }
         time[0] = t0;
@@ -579,4 +579,19 @@ TEST(sample_times_narrow_then_wide)
         time[i] = below(2) ? (uint64_t)below(reach) : (uint64_t)1 << 47 | (uint64_t)below(reach / 2);
     time[0] = 1000;
     check_times(thread, time, N, 0);
+    /* Times falling, some equal: more runs in a thread than the merge's
+     * heap takes (65,536), so they are merged two by two. */
+    enum { M = 200000 };
+    uint32_t *th = malloc(M * sizeof *th);
+    uint64_t *tm = malloc(M * sizeof *tm);
+    T_CHECK(th && tm);
+    if (th && tm) {
+        for (size_t i = 0; i < M; i++) {
+            th[i] = (uint32_t)(i % 2);
+            tm[i] = i >= 4 && !below(7) ? tm[i - 4] : t0 + (uint64_t)(M - i) * 100003;
+        }
+        check_times(th, tm, M, 0);
+    }
+    free(th);
+    free(tm);
 }
