@@ -52,9 +52,9 @@ static inline int pc_htab_reserve(pc_htab *t, size_t n)
 }
 /* pc_htab_reserve for a table kept up to three quarters full rather
  * than half: for one big enough that its memory counts more than the few
- * more slots a lookup reads.  The stack tree's, 32 MiB for the 1.1M
- * stacks of a Perfetto trace of 5M samples, is half that so, and
- * interning as fast. */
+ * more slots a lookup reads.  The stack tree's index so takes 16 MiB
+ * rather than 32 for the 1.1M stacks of a 5M-sample Perfetto trace, and
+ * interning is as fast. */
 static inline int pc_htab_reserve_full(pc_htab *t, size_t n)
 {
     if (t->slot && n <= (t->mask + 1) / 4 * 3)

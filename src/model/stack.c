@@ -78,14 +78,13 @@ static void map_wait(pc_stree *t)
 }
 
 /* Maps the pages of every column's next rows from mapped on (see
- * MAP_PARTS), in one call a column, before new nodes are written there.  A page written
- * for the first time costs several microseconds on a virtual machine, and
- * more when it faults: 1M samples each on a new path (27.8M nodes, then
- * 20 bytes a node, 556 MB of columns) converted in 6.4-7.1 s instead of
- * 6.9-9.0 s, its peak 714 MiB instead of 602 MiB (the rows past the last
- * node mapped too).  Mapped in
- * steps of 16K to 1M rows ahead, it took as long as faulting, or longer:
- * what pays is mapping much at once. */
+ * MAP_PARTS), in one call a column, before new nodes are written there.
+ * A page written for the first time costs several microseconds on a
+ * virtual machine, and more when it faults: 1M samples each on a new
+ * path (27.8M nodes, then 20 bytes a node, 556 MB of columns) converted
+ * in 6.4-7.1 s instead of 6.9-9.0 s.  Mapped in steps of 16K to 1M rows
+ * ahead, it took as long as faulting, or longer: what pays is mapping
+ * much at once, and an eighth of a big tree's room is much. */
 static void map_ahead(pc_stree *t)
 {
     uint32_t *cols[] = {t->prefix, t->frame, t->head};
