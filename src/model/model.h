@@ -213,10 +213,10 @@ struct pc_profile {
         /* Times take 6 bytes a row rather than 8 while every time is
          * within 2^47 - 2^32 ns (39 hours) of the first one: the low 32
          * bits in time32, the rest less time_base in time16.  A time
-         * further away makes the 8-byte column (time) in their place.  The 2 bytes
-         * saved and the narrower spare block grouping moves the columns
-         * through (4 bytes, not 8) take 20 % off the peak of a Perfetto
-         * trace's samples.  Read them with pc_sample_time(). */
+         * further away makes the 8-byte column (time) in their place.
+         * The 2 bytes saved and the narrower spare block grouping moves
+         * the columns through (4 bytes, not 8) take 20 % off the peak of
+         * a Perfetto trace's samples.  Read them with pc_sample_time(). */
         uint64_t *time;
         uint32_t *time32;
         uint16_t *time16;
@@ -448,12 +448,17 @@ static inline uint16_t pc_sample_event(const pc_profile *p, size_t i)
 {
     return p->sample.event ? p->sample.event[i] : p->sample.event_all;
 }
+/* A time from its narrow columns' values (see sample.time32). */
+static inline uint64_t pc_time_join(uint64_t base, uint16_t high, uint32_t low)
+{
+    return (base + high) << 32 | low;
+}
 /* Sample i's time, whichever columns hold it. */
 static inline uint64_t pc_sample_time(const pc_profile *p, size_t i)
 {
     if (p->sample.time)
         return p->sample.time[i];
-    return (p->sample.time_base + p->sample.time16[i]) << 32 | p->sample.time32[i];
+    return pc_time_join(p->sample.time_base, p->sample.time16[i], p->sample.time32[i]);
 }
 /* Copies sample from's time to sample to. */
 static inline void pc_sample_copy_time(pc_profile *p, size_t to, size_t from)

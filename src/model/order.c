@@ -29,7 +29,7 @@ typedef struct times {
 
 static inline uint64_t time_of(const times *v, size_t i)
 {
-    return v->t64 ? v->t64[i] : (v->base + v->t16[i]) << 32 | v->t32[i];
+    return v->t64 ? v->t64[i] : pc_time_join(v->base, v->t16[i], v->t32[i]);
 }
 
 typedef struct part {
