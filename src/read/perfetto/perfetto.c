@@ -31,17 +31,11 @@ int pf_detect(const uint8_t *data, size_t len)
     return (tag >> 3) != 0 && wt != 3 && wt != 4 && wt < 6;
 }
 
-int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err)
+/* Reads a field's header, its tag and length, from the bytes [h, end):
+ * f->hdr and f->n, or f->fault for a header a trace cannot hold. */
+static void frame_header(const uint8_t *h, const uint8_t *end, pf_frame *f)
 {
-    memset(f, 0, sizeof *f);
-    f->off = src_offset(in);
-    int got = src_need(in, 11, err);
-    if (got < 0)
-        return got;
-    size_t avail = src_avail(in);
-    if (avail == 0)
-        return 0;
-    const uint8_t *h = src_ptr(in), *p = h, *end = h + (avail < 11 ? avail : 11);
+    const uint8_t *p = h;
     int e = pb_varint(&p, end, &f->tag);
     if (e == 0 && (f->tag & 7) == PB_LEN)
         e = pb_varint(&p, end, &f->n);
@@ -57,13 +51,25 @@ int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err)
         f->fault = PF_FAULT_VARINT;
         f->e = e;
     }
+    f->hdr = (size_t)(p - h);
+    if (!f->fault && f->n > SIZE_MAX - f->hdr)
+        f->fault = PF_FAULT_HUGE;
+}
+
+int pf_frame_next(pc_input *in, pf_frame *f, pc_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->off = src_offset(in);
+    int got = src_need(in, 11, err);
+    if (got < 0)
+        return got;
+    size_t avail = src_avail(in);
+    if (avail == 0)
+        return 0;
+    const uint8_t *h = src_ptr(in);
+    frame_header(h, h + (avail < 11 ? avail : 11), f);
     if (f->fault)
         return -PC_EINPUT;
-    f->hdr = (size_t)(p - h);
-    if (f->n > SIZE_MAX - f->hdr) {
-        f->fault = PF_FAULT_HUGE;
-        return -PC_EINPUT;
-    }
     if ((got = src_need(in, f->hdr + (size_t)f->n, err)) < 0)
         return got;
     if (!got) {
@@ -82,18 +88,10 @@ int pf_frame_ready(const pc_input *in)
     size_t avail = src_avail(in);
     if (avail < 11)
         return 0;
-    const uint8_t *h = src_ptr(in), *p = h, *end = h + 11;
-    uint64_t tag, n = 0;
-    if (pb_varint(&p, end, &tag) != 0)
-        return 1;
-    switch (tag & 7) {
-    case PB_LEN: if (pb_varint(&p, end, &n) != 0) return 1; break;
-    case PB_VARINT: if (pb_varint(&p, end, &n) != 0) return 1; n = 0; break;
-    case PB_I64: n = 8; break;
-    case PB_I32: n = 4; break;
-    default: return 1;
-    }
-    return n <= avail - (size_t)(p - h);
+    pf_frame f;
+    memset(&f, 0, sizeof f);
+    frame_header(src_ptr(in), src_ptr(in) + 11, &f);
+    return f.fault || f.n <= avail - f.hdr;
 }
 
 int pf_frame_fail(pf_reader *r, const pf_frame *f)
