@@ -202,12 +202,12 @@ static int collect(const pc_profile *p, const pc_merged *m, marks *mk, used *u)
         u->stack_idx = all_none(m->n_gs);
         u->stacks = malloc((u->n_stacks + 1) * sizeof *u->stacks);
         if (u->stack_idx && u->stacks) {
-            size_t k2 = 0;
+            size_t k = 0;
             for (size_t i = 0; i < nw; i++)
                 for (uint64_t b = bit[i]; b; b &= b - 1) {
                     uint32_t g = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(b));
-                    u->stack_idx[g] = (uint32_t)k2;
-                    u->stacks[k2++] = g;
+                    u->stack_idx[g] = (uint32_t)k;
+                    u->stacks[k++] = g;
                 }
         }
     }
