@@ -46,6 +46,15 @@ void pc_prefault(void *base, size_t from, size_t to)
 #endif
 }
 
+void pc_release(void *base, size_t from, size_t to)
+{
+    const uintptr_t page = 4096;
+    uintptr_t a = ((uintptr_t)base + from + page - 1) & ~(page - 1);
+    uintptr_t e = ((uintptr_t)base + to) & ~(page - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 char *pc_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

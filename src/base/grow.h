@@ -25,6 +25,14 @@ static inline int pc_grow(void *items, size_t *cap, size_t need, size_t size, si
  * cannot, and never a failure. */
 void pc_prefault(void *base, size_t from, size_t to);
 
+/* Gives the whole pages of bytes [from, to) of the block at base back to
+ * the system, which reads them as zeros after; the block stays the
+ * caller's, to write again or to free.  For a big block read once from
+ * one end while another is written: the pages read go as the written ones
+ * come, so the two together take little more than one.  Only a hint, as
+ * pc_prefault. */
+void pc_release(void *base, size_t from, size_t to);
+
 /* A copy of the string s in memory from malloc, or NULL when out of
  * memory.  Used instead of strdup(): the address sanitizer's strdup
  * writes to what its allocation returned without looking, so under a

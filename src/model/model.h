@@ -214,9 +214,8 @@ struct pc_profile {
          * within 2^47 - 2^32 ns (39 hours) of the first one: the low 32
          * bits in time32, the rest less time_base in time16.  A time
          * further away makes the 8-byte column (time) in their place.
-         * The 2 bytes saved and the narrower spare block grouping moves
-         * the columns through (4 bytes, not 8) take 20 % off the peak of
-         * a Perfetto trace's samples.  Read them with pc_sample_time(). */
+         * The 2 bytes saved take 10 % off a Perfetto trace's samples.
+         * Read them with pc_sample_time(). */
         uint64_t *time;
         uint32_t *time32;
         uint16_t *time16;
@@ -668,8 +667,8 @@ static inline int64_t pc_clamp_i64(uint64_t v)
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
 /* The sample table's columns there are but the thread's, widest first
  * (weight and weight32 are never both made, nor time and time32), into
- * cols, room for PC_SAMPLE_COLS; returns their count.  Grouping moves
- * them in this order, each into the block the one before it left. */
+ * cols, room for PC_SAMPLE_COLS; returns their count: what grouping
+ * moves. */
 enum { PC_SAMPLE_COLS = 6 };
 int pc_sample_cols(pc_profile *p, struct pc_col *cols);
 

@@ -33,11 +33,13 @@ static inline uint64_t time_of(const times *v, size_t i)
 }
 
 typedef struct part {
-    /* scatter: dst[at[i]] = src[i] for i in [lo, hi), size bytes a row */
-    unsigned char *dst;
-    const unsigned char *src;
-    size_t size;
-    /* where each input row goes (fill writes it) */
+    /* move_rows: the rows [lo, hi) of the n_col columns src (col_size
+     * bytes a row) to dst, by the thread column thr (thr_size bytes a
+     * row), from next, the places a step's in pos */
+    unsigned char *dst[MAX_COLS], *src[MAX_COLS];
+    const void *thr;
+    size_t thr_size;
+    /* fill: where each input row goes */
     uint32_t *at;
     /* sort: the threads [lo, hi), those of them marked in unsorted, by
      * keys (rows grouped by thread), each order given in pos (rows of
@@ -50,7 +52,8 @@ typedef struct part {
     size_t col_size[MAX_COLS];
     int n_col;
     int failed;
-    /* fill: where the input rows [lo, hi) go, by thread (at or perm) */
+    /* fill: where the input rows [lo, hi) go, by thread (at or perm);
+     * both, from next, forward or backward */
     const uint32_t *thread;
     size_t *next;
     int backward;
@@ -90,49 +93,61 @@ static void run_parts(part *w, int n)
  * order, and the writes go to as many places as there are threads, each
  * one after the other.  Fetched in output order, a thread's rows lie one
  * in every few of the input's, so each thread read every cache line of
- * the column again (8 threads: 8 times the column's bytes). */
-static void scatter(part *w)
-{
-    const uint32_t *at = w->at;
-    size_t lo = w->lo, hi = w->hi;
-    if (w->size == 8) {
-        uint64_t *d = (uint64_t *)(void *)w->dst;
-        const uint64_t *s = (const uint64_t *)(const void *)w->src;
-        for (size_t i = lo; i < hi; i++)
-            d[at[i]] = s[i];
-    } else if (w->size == 4) {
-        uint32_t *d = (uint32_t *)(void *)w->dst;
-        const uint32_t *s = (const uint32_t *)(const void *)w->src;
-        for (size_t i = lo; i < hi; i++)
-            d[at[i]] = s[i];
-    } else if (w->size == 2) {
-        uint16_t *d = (uint16_t *)(void *)w->dst;
-        const uint16_t *s = (const uint16_t *)(const void *)w->src;
-        for (size_t i = lo; i < hi; i++)
-            d[at[i]] = s[i];
-    } else {
-        for (size_t i = lo; i < hi; i++)
-            memcpy(w->dst + (size_t)at[i] * w->size, w->src + i * w->size, w->size);
-    }
-}
+ * the column again (8 threads: 8 times the column's bytes).
+ *
+ * The rows go STEP_ROWS at a time, every column's, each to a block of its
+ * own: where they go is counted for the step, the columns moved, and the
+ * pages they were read from given back.  The new blocks' pages are mapped
+ * as rows come to them, so the table's old and new blocks together take
+ * little more than one, rather than one more column (4 bytes a row). */
+enum { STEP_ROWS = 1 << 16 };
 
-/* Column *col reordered (old row i goes to at[i], a permutation of the n
- * rows) into *spare, which then becomes the column; the column's old
- * block becomes the spare.  Both blocks must hold n rows of the column.
- * The rows are split into nw parts of equal size, which write to
- * different rows. */
-static void permute(void *col, size_t size, uint32_t *at, size_t n, void **spare, int nw)
+#define SCATTER(T)                                                             \
+    do {                                                                       \
+        T *d_ = (T *)(void *)w->dst[c];                                        \
+        const T *s_ = (const T *)(const void *)w->src[c];                      \
+        for (size_t i = 0; i < m; i++)                                         \
+            d_[at[i]] = s_[a + i];                                             \
+    } while (0)
+
+#define PLACES(TT)                                                             \
+    do {                                                                       \
+        const TT *th_ = (const TT *)w->thr;                                    \
+        if (!w->backward)                                                      \
+            for (size_t i = 0; i < m; i++)                                     \
+                at[i] = (uint32_t)next[th_[a + i]]++;                          \
+        else                                                                   \
+            for (size_t i = m; i-- > 0;)                                       \
+                at[i] = (uint32_t)--next[th_[a + i]];                          \
+    } while (0)
+
+/* Moves the rows [lo, hi) of the columns src to dst: forward, each
+ * thread's from next[t] up, or backward, the last row first, from next[t]
+ * down; at: room for STEP_ROWS places. */
+static void move_rows(part *w)
 {
-    unsigned char *src;
-    memcpy(&src, col, sizeof src);
-    part w[MAX_WORKERS];
-    for (int k = 0; k < nw; k++)
-        w[k] = (part){.dst = *spare, .src = src, .size = size, .at = at,
-                      .lo = n * (size_t)k / (size_t)nw, .hi = n * (size_t)(k + 1) / (size_t)nw,
-                      .fn = scatter};
-    run_parts(w, nw);
-    memcpy(col, spare, sizeof *spare);
-    *spare = src;
+    size_t *next = w->next;
+    uint32_t *at = w->pos;
+    for (size_t done = 0; done < w->hi - w->lo; done += STEP_ROWS) {
+        size_t m = w->hi - w->lo - done < STEP_ROWS ? w->hi - w->lo - done : STEP_ROWS;
+        size_t a = w->backward ? w->hi - done - m : w->lo + done;
+        if (w->thr_size == 2)
+            PLACES(uint16_t);
+        else
+            PLACES(uint32_t);
+        for (int c = 0; c < w->n_col; c++) {
+            size_t size = w->col_size[c];
+            if (size == 8)
+                SCATTER(uint64_t);
+            else if (size == 4)
+                SCATTER(uint32_t);
+            else if (size == 2)
+                SCATTER(uint16_t);
+            else
+                SCATTER(uint8_t);
+            pc_release(w->src[c], a * size, (a + m) * size);
+        }
+    }
 }
 
 /* Shrinks the block *col to bytes, where the system allows. */
@@ -458,13 +473,15 @@ static int place_rows(const uint32_t *thread, const times *time, size_t n, size_
      * second from their ends, last row first, so neither needs the
      * other's counts. */
     memcpy(ends, first + 1, nt * sizeof *ends);
+    if (!at && !perm)
+        nw = 0;
     part f[2] = {{.thread = thread, .next = next, .at = at, .perm = perm, .lo = 0,
                   .hi = n / 2, .fn = fill},
                  {.thread = thread, .next = ends, .backward = 1, .at = at, .perm = perm,
                   .lo = n / 2, .hi = n, .fn = fill}};
     if (nw > 1) {
         run_parts(f, 2);
-    } else {
+    } else if (nw == 1) {
         f[0].hi = n;
         fill(&f[0]);
     }
@@ -573,6 +590,99 @@ static int group_failed(pc_profile *p)
     return -1;
 }
 
+/* Counts into next the rows of each thread among [lo, hi). */
+static void count_rows(part *w)
+{
+    size_t *next = w->next;
+    if (w->thr_size == 2) {
+        const uint16_t *th = w->thr;
+        for (size_t i = w->lo; i < w->hi; i++)
+            next[th[i]]++;
+    } else {
+        const uint32_t *th = w->thr;
+        for (size_t i = w->lo; i < w->hi; i++)
+            next[th[i]]++;
+    }
+}
+
+/* Whether the n rows of the thread column thr (size bytes a row) are
+ * grouped already: one thread, or threads one after another in order. */
+static int grouped(const void *thr, size_t size, size_t n)
+{
+    size_t i = 1;
+    if (size == 2) {
+        const uint16_t *th = thr;
+        while (i < n && th[i] >= th[i - 1])
+            i++;
+    } else {
+        const uint32_t *th = thr;
+        while (i < n && th[i] >= th[i - 1])
+            i++;
+    }
+    return i >= n;
+}
+
+/* Moves the rows of the nc columns cols to where grouping puts them: each
+ * thread's from first[t], in input order, by the thread column thr
+ * (thr_size bytes a row), which does not move.  nw parts of about as many
+ * rows: the first from the threads' starts, the last from their ends
+ * backward, and those between from starts counted in a pass of their own.
+ * Returns 0, or -1 out of memory (the table is then as it was). */
+static int move_columns(const void *thr, size_t thr_size, const struct pc_col *cols, int nc,
+                        const size_t *first, size_t n, size_t nt, int nw)
+{
+    if (nw < 1)
+        nw = 1;
+    size_t *starts = calloc((size_t)nw * (nt + 1), sizeof *starts);
+    uint32_t *at = malloc((size_t)nw * STEP_ROWS * sizeof *at);
+    unsigned char *dst[MAX_COLS] = {0};
+    int ok = starts && at;
+    for (int c = 0; c < nc && ok; c++)
+        ok = (dst[c] = malloc(n * cols[c].size)) != NULL;
+    if (!ok) {
+        for (int c = 0; c < nc; c++)
+            free(dst[c]);
+        free(starts);
+        free(at);
+        return -1;
+    }
+    part w[MAX_WORKERS];
+    for (int k = 0; k < nw; k++) {
+        w[k] = (part){.thr = thr, .thr_size = thr_size, .next = starts + (size_t)k * (nt + 1),
+                      .pos = at + (size_t)k * STEP_ROWS, .n_col = nc,
+                      .lo = n * (size_t)k / (size_t)nw, .hi = n * (size_t)(k + 1) / (size_t)nw,
+                      .backward = nw > 1 && k == nw - 1, .fn = move_rows};
+        for (int c = 0; c < nc; c++) {
+            memcpy(&w[k].src[c], cols[c].p, sizeof w[k].src[c]);
+            w[k].dst[c] = dst[c];
+            w[k].col_size[c] = cols[c].size;
+        }
+    }
+    if (nw > 2) {
+        /* The rows of each part but the last two, counted into the start
+         * of the part after it, which then adds the starts before. */
+        part cnt[MAX_WORKERS];
+        for (int k = 0; k < nw - 2; k++)
+            cnt[k] = (part){.thr = thr, .thr_size = thr_size, .next = w[k + 1].next,
+                            .lo = w[k].lo, .hi = w[k].hi, .fn = count_rows};
+        run_parts(cnt, nw - 2);
+    }
+    memcpy(w[0].next, first, (nt + 1) * sizeof *first);
+    for (int k = 1; k < nw - 1; k++)
+        for (size_t t = 0; t <= nt; t++)
+            w[k].next[t] += w[k - 1].next[t];
+    if (nw > 1)
+        memcpy(w[nw - 1].next, first + 1, nt * sizeof *first);
+    run_parts(w, nw);
+    for (int c = 0; c < nc; c++) {
+        free(w[0].src[c]);
+        memcpy(cols[c].p, &dst[c], sizeof dst[c]);
+    }
+    free(starts);
+    free(at);
+    return 0;
+}
+
 int pc_group_samples_on(pc_profile *p, int threads)
 {
     size_t n = p->sample.n, nt = p->thread.n;
@@ -589,14 +699,12 @@ int pc_group_samples_on(pc_profile *p, int threads)
     uint8_t *unsorted = calloc(nt + 1, 1);
     if (first)
         p->sample.first = first;
-    /* The thread column becomes where each row goes: it is written again
-     * from first at the end. */
-    uint32_t *at = p->sample.thread;
+    uint32_t *thread = p->sample.thread;
     times tv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
     int any = first && unsorted
-                  ? place_rows(at, &tv, n, nt, tally ? p->sample.tally.rows : NULL,
-                               p->sample.tally.unsorted, p->sample.tally.cap, at, NULL, first,
-                               unsorted, nw)
+                  ? place_rows(thread, &tv, n, nt, tally ? p->sample.tally.rows : NULL,
+                               p->sample.tally.unsorted, p->sample.tally.cap, NULL, NULL,
+                               first, unsorted, nw)
                   : -1;
     pc_tally_drop(p);
     if (any < 0) {
@@ -607,47 +715,29 @@ int pc_group_samples_on(pc_profile *p, int threads)
     int nc = pc_sample_cols(p, cols);
     /* Rows grouped already (one thread, or threads one after another)
      * stay where they are, and are only sorted where they need it. */
-    size_t moved = 0;
-    while (moved < n && at[moved] == moved)
-        moved++;
-    if (moved < n) {
-        /* Each column moves into the block the one before it left, widest
-         * first, which is cut to the column's size (the rest of the block
-         * goes back to the system).  With one event, 4-byte weights and
-         * narrow times the table is 20 bytes a sample and grouping's peak
-         * 24 (the 4-byte spare).  Only the first spare is new memory,
-         * which on a virtual machine costs more to map than the moves
-         * cost. */
-        size_t widest = cols[0].size;
-        void *spare = malloc(n * widest);
-        if (!spare) {
-            /* No row has moved, but which thread each is of is gone. */
+    if (!grouped(thread, sizeof *thread, n)) {
+        /* Each column moves to a block of its own, the thread column last
+         * of all: it is written again from first at the end.  With one
+         * event, 4-byte weights and narrow times the table is 20 bytes a
+         * sample, and so is grouping's peak. */
+        if (move_columns(thread, sizeof *thread, cols, nc, first, n, nt, nw) < 0) {
             free(unsorted);
-            return group_failed(p);
+            return -1;
         }
-        pc_prefault(spare, 0, n * widest);
-        for (int c = 0; c < nc; c++) {
-            permute(cols[c].p, cols[c].size, at, n, &spare, nw);
-            if (c > 0)
-                fit(cols[c].p, n * cols[c].size);
-        }
-        free(spare);
-        /* The places, still needed, go with the thread column if it moves. */
         fit(&p->sample.thread, n * sizeof *p->sample.thread);
-        at = p->sample.thread;
+        thread = p->sample.thread;
         p->sample.cap = n;
         p->sample.mapped = n;
     }
     /* Then the threads that came out of time order are sorted, in place,
-     * their times side by side; the positions go where the rows' places
-     * were, no longer needed. */
-    /* The columns may have moved. */
+     * their times side by side; the positions go in the thread column,
+     * no longer needed. */
     times kv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
-    int sorted = any ? sort_groups(&kv, at, cols, nc, first, unsorted, n, nt, nw) : 0;
+    int sorted = any ? sort_groups(&kv, thread, cols, nc, first, unsorted, n, nt, nw) : 0;
     free(unsorted);
     if (sorted < 0)
         return group_failed(p);
-    thread_column(at, first, nt);
+    thread_column(thread, first, nt);
     return 0;
 }
 
