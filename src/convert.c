@@ -298,7 +298,7 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
     s->threads = p->thread.n;
     /* A comparison thread repeats the samples of the two inputs. */
     for (size_t i = 0; i < p->sample.n; i++)
-        s->samples += !p->thread.diff[p->sample.thread[i]];
+        s->samples += !p->thread.diff[pc_sample_thread(p, i)];
     s->samples_read = p->sample.read;
     s->stacks = p->stack.n;
     s->frames = p->frame.n;
@@ -325,7 +325,7 @@ int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *er
         return pc_fail(err, PC_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < p->sample.n; i++)
-        used[p->sample.thread[i]] = 1;
+        used[pc_sample_thread(p, i)] = 1;
     for (size_t i = 0; i < p->heap.n; i++)
         used[p->heap.thread[i]] = 1;
     for (size_t i = 0; i < p->counter.n; i++)

@@ -158,9 +158,9 @@ int pc_profile_append(pc_profile *dst, const pc_profile *src, const char *label,
     for (size_t i = 0; i < src->sample.n && !dst->oom; i++) {
         uint32_t s = src->sample.stack[i];
         uint16_t e = pc_sample_event(src, i);
-        pc_add_sample(dst, thmap[src->sample.thread[i]], pc_sample_time(src, i) + shift,
+        pc_add_sample(dst, thmap[pc_sample_thread(src, i)], pc_sample_time(src, i) + shift,
                       s == PC_NONE ? PC_NONE : stmap[s], pc_sample_weight(src, i),
-                      e < src->event.n ? evmap[e] : e, src->sample.cpu[i]);
+                      e < src->event.n ? evmap[e] : e, pc_sample_cpu(src, i));
     }
     dst->sample.read += src->sample.read;
     for (size_t i = 0; i < src->heap.n && !dst->oom; i++) {

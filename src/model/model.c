@@ -71,15 +71,14 @@ void pc_profile_free(pc_profile *p)
     free(p->thread.tid);
     free(p->thread.name);
     free(p->thread.diff);
-    free(p->sample.thread);
+    free(p->sample.thread.p);
     free(p->sample.stack);
     free(p->sample.time);
     free(p->sample.time32);
     free(p->sample.time16);
-    free(p->sample.weight);
-    free(p->sample.weight32);
-    free(p->sample.event);
-    free(p->sample.cpu);
+    free(p->sample.weight.p);
+    free(p->sample.event.p);
+    free(p->sample.cpu1.p);
     pc_tally_drop(p);
     free(p->proc.pid);
     free(p->proc.name);
@@ -266,38 +265,49 @@ uint32_t pc_process_name(const pc_profile *p, int64_t pid)
 
 enum { PREFAULT_ROWS = 1 << 15 };
 
-/* Column *col made with cap rows, the first n of them v. */
-static int own_col(void *col, size_t size, size_t cap, size_t n, const void *v)
+/* c's size set to size, its bounds with it. */
+static void icol_size(pc_icol *c, uint8_t size)
 {
-    unsigned char *c = malloc((cap ? cap : 1) * size);
-    if (!c)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        memcpy(c + i * size, v, size);
-    memcpy(col, &c, sizeof c);
-    return 0;
+    c->size = size;
+    c->half = size == 0 || size == 8 ? 0 : (uint64_t)1 << (8 * size - 1);
+    c->mask = size == 8 ? UINT64_MAX : size == 0 ? 0 : ((uint64_t)1 << (8 * size)) - 1;
 }
 
-/* The weight column 8 bytes a row, from the 4-byte one or weight_all. */
-static int wide_weights(pc_profile *p)
+int pc_icol_make(pc_icol *c, uint64_t v, size_t least, size_t n, size_t cap)
 {
-    if (p->sample.weight)
+    if (n == 0 && c->size == 0 && least == 0) {
+        c->base = v;
         return 0;
-    if (own_col(&p->sample.weight, sizeof *p->sample.weight, p->sample.cap, p->sample.n,
-                &p->sample.weight_all) < 0)
-        return -1;
-    if (p->sample.weight32) {
-        for (size_t i = 0; i < p->sample.n; i++)
-            p->sample.weight[i] = p->sample.weight32[i];
-        free(p->sample.weight32);
-        p->sample.weight32 = NULL;
     }
+    if (pc_icol_fits(c, v) && c->size >= least)
+        return 0;
+    pc_icol w = {NULL, c->base, 0, 0, 0};
+    icol_size(&w, c->size > least ? c->size : least ? (uint8_t)least : 1);
+    while (!pc_icol_fits(&w, v))
+        icol_size(&w, (uint8_t)(w.size * 2));
+    w.p = malloc((cap ? cap : 1) * w.size);
+    if (!w.p)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        pc_icol_put(&w, i, pc_icol_get(c, i));
+    free(c->p);
+    *c = w;
     return 0;
 }
 
 int pc_sample_own_weights(pc_profile *p)
 {
-    return wide_weights(p);
+    return pc_icol_make(&p->sample.weight, p->sample.weight.base, 8, p->sample.n,
+                        p->sample.cap);
+}
+
+int pc_sample_fit_threads(pc_profile *p, uint32_t most)
+{
+    size_t n = p->sample.n, cap = p->sample.cap;
+    return pc_icol_make(&p->sample.thread, 0, 0, n, cap) < 0 ||
+                   pc_icol_make(&p->sample.thread, most, 0, n, cap) < 0
+               ? -1
+               : 0;
 }
 
 /* Whether time fits the narrow time columns. */
@@ -324,37 +334,28 @@ static int wide_times(pc_profile *p)
     return 0;
 }
 
-static int fits32(int64_t v)
-{
-    return v >= INT32_MIN && v <= INT32_MAX;
-}
-
-/* Makes the time, weight and event columns that row i's values need. */
-static int make_cols(pc_profile *p, size_t i, uint64_t time, int64_t weight, uint16_t event)
+/* Makes the columns that row i's values need. */
+static int make_cols(pc_profile *p, size_t i, uint32_t thread, uint64_t time, int64_t weight,
+                     uint16_t event, uint16_t cpu)
 {
     if (i == 0 && !p->sample.time)
         p->sample.time_base = (time >> 32) > 0x8000 ? (time >> 32) - 0x8000 : 0;
     if (!p->sample.time && !fits_narrow(p, time) && wide_times(p) < 0)
         return -1;
-    if (i == 0 && !p->sample.weight && !p->sample.weight32)
-        p->sample.weight_all = weight;
-    if (i == 0 && !p->sample.event)
-        p->sample.event_all = event;
-    if (!p->sample.weight && !p->sample.weight32 && weight != p->sample.weight_all) {
-        if (fits32(weight) && fits32(p->sample.weight_all)) {
-            int32_t w = (int32_t)p->sample.weight_all;
-            if (own_col(&p->sample.weight32, sizeof w, p->sample.cap, i, &w) < 0)
-                return -1;
-        } else if (wide_weights(p) < 0) {
-            return -1;
-        }
-    }
-    if (p->sample.weight32 && !fits32(weight) && wide_weights(p) < 0)
-        return -1;
-    if (!p->sample.event && event != p->sample.event_all &&
-        own_col(&p->sample.event, sizeof event, p->sample.cap, i, &p->sample.event_all) < 0)
-        return -1;
-    return 0;
+    size_t cap = p->sample.cap;
+    return pc_icol_make(&p->sample.thread, thread, 0, i, cap) < 0 ||
+                   pc_icol_make(&p->sample.weight, (uint64_t)weight, 0, i, cap) < 0 ||
+                   pc_icol_make(&p->sample.event, event, 0, i, cap) < 0 ||
+                   pc_icol_make(&p->sample.cpu1, (uint16_t)(cpu + 1), 0, i, cap) < 0
+               ? -1
+               : 0;
+}
+
+/* The icol c into cols[*nc] where it has a block. */
+static void icol_col(pc_icol *c, struct pc_col *cols, int *nc)
+{
+    if (c->size)
+        cols[(*nc)++] = (struct pc_col){&c->p, c->size};
 }
 
 int pc_sample_cols(pc_profile *p, struct pc_col *cols)
@@ -362,18 +363,14 @@ int pc_sample_cols(pc_profile *p, struct pc_col *cols)
     int nc = 0;
     if (p->sample.time)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.time);
-    if (p->sample.weight)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight);
     cols[nc++] = (struct pc_col)PC_COL(p->sample.stack);
-    if (!p->sample.time)
+    if (!p->sample.time) {
         cols[nc++] = (struct pc_col)PC_COL(p->sample.time32);
-    if (p->sample.weight32)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.weight32);
-    cols[nc++] = (struct pc_col)PC_COL(p->sample.cpu);
-    if (!p->sample.time)
         cols[nc++] = (struct pc_col)PC_COL(p->sample.time16);
-    if (p->sample.event)
-        cols[nc++] = (struct pc_col)PC_COL(p->sample.event);
+    }
+    icol_col(&p->sample.weight, cols, &nc);
+    icol_col(&p->sample.event, cols, &nc);
+    icol_col(&p->sample.cpu1, cols, &nc);
     return nc;
 }
 
@@ -381,16 +378,17 @@ int pc_sample_cols(pc_profile *p, struct pc_col *cols)
  * PC_SAMPLE_COLS + 1); returns their count. */
 static int all_sample_cols(pc_profile *p, struct pc_col *cols)
 {
-    cols[0] = (struct pc_col)PC_COL(p->sample.thread);
-    return 1 + pc_sample_cols(p, cols + 1);
+    int nc = pc_sample_cols(p, cols);
+    icol_col(&p->sample.thread, cols, &nc);
+    return nc;
 }
 
 /* Makes room for row i, its pages mapped and the weight and event
  * columns its values need; 0, or -1 out of memory. */
-static int sample_room(pc_profile *p, size_t i, uint64_t time, int64_t weight,
-                       uint16_t event)
+static int sample_room(pc_profile *p, size_t i, uint32_t thread, uint64_t time,
+                       int64_t weight, uint16_t event, uint16_t cpu)
 {
-    if (make_cols(p, i, time, weight, event) < 0)
+    if (make_cols(p, i, thread, time, weight, event, cpu) < 0)
         return -1;
     struct pc_col cols[PC_SAMPLE_COLS + 1];
     int nc = all_sample_cols(p, cols);
@@ -478,13 +476,13 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
      * event fit the columns as they are: then it is only stored. */
     int fits = i < p->sample.mapped && i < p->sample.cap && i > 0 &&
                (p->sample.time || fits_narrow(p, time)) &&
-               (p->sample.event ? 1 : event == p->sample.event_all) &&
-               (p->sample.weight ? 1
-                : p->sample.weight32 ? fits32(weight)
-                                     : weight == p->sample.weight_all);
-    if (!fits && sample_room(p, i, time, weight, event) < 0)
+               pc_icol_fits(&p->sample.thread, thread) &&
+               pc_icol_fits(&p->sample.weight, (uint64_t)weight) &&
+               pc_icol_fits(&p->sample.event, event) &&
+               pc_icol_fits(&p->sample.cpu1, (uint16_t)(cpu + 1));
+    if (!fits && sample_room(p, i, thread, time, weight, event, cpu) < 0)
         return -1;
-    p->sample.thread[i] = thread;
+    pc_icol_put(&p->sample.thread, i, thread);
     p->sample.stack[i] = stack;
     if (p->sample.time) {
         p->sample.time[i] = time;
@@ -494,13 +492,9 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
     }
     p->sample.time_lo = time < p->sample.time_lo ? time : p->sample.time_lo;
     p->sample.time_hi = time > p->sample.time_hi ? time : p->sample.time_hi;
-    p->sample.cpu[i] = cpu;
-    if (p->sample.weight)
-        p->sample.weight[i] = weight;
-    else if (p->sample.weight32)
-        p->sample.weight32[i] = (int32_t)weight;
-    if (p->sample.event)
-        p->sample.event[i] = event;
+    pc_icol_put(&p->sample.weight, i, (uint64_t)weight);
+    pc_icol_put(&p->sample.event, i, event);
+    pc_icol_put(&p->sample.cpu1, i, (uint16_t)(cpu + 1));
     p->sample.n = i + 1;
     if (p->sample.tally.on) {
         if (thread >= p->sample.tally.cap)

@@ -156,6 +156,94 @@ void pc_stree_free(pc_stree *t);
  * arrays could not be shrunk (nothing is lost then). */
 int pc_stree_freeze(pc_stree *t);
 
+/* A column of integers as narrow as its values let it be: row i holds its
+ * value less base, signed, in size bytes (1, 2, 4 or 8), or no block at
+ * all (size 0) while every row is base.  base is the first value given,
+ * so values near it fit whichever side they lie; values are taken modulo
+ * 2^64, so 8 bytes hold any.  A value that does not fit makes the column
+ * wider (pc_icol_make), at most four times in its life.  Read it with
+ * pc_icol_get(); write a row that fits with pc_icol_put(). */
+typedef struct pc_icol {
+    void *p;
+    uint64_t base;
+    /* v fits where v - base + half <= mask (half: 2^(8 size - 1), mask:
+     * 2^(8 size) - 1; both 0 for size 0, mask all ones for 8): one test
+     * for any size, on the path of every row added. */
+    uint64_t half, mask;
+    uint8_t size;
+} pc_icol;
+
+static inline uint64_t pc_icol_get(const pc_icol *c, size_t i)
+{
+    switch (c->size) {
+    case 1:
+        return c->base + (uint64_t)(int64_t)((const int8_t *)c->p)[i];
+    case 2:
+        return c->base + (uint64_t)(int64_t)((const int16_t *)c->p)[i];
+    case 4:
+        return c->base + (uint64_t)(int64_t)((const int32_t *)c->p)[i];
+    case 8:
+        return c->base + ((const uint64_t *)c->p)[i];
+    default:
+        return c->base;
+    }
+}
+
+/* Whether v fits the column as it is. */
+static inline int pc_icol_fits(const pc_icol *c, uint64_t v)
+{
+    return v - c->base + c->half <= c->mask;
+}
+
+/* Row i set to v, which must fit (pc_icol_fits). */
+static inline void pc_icol_put(pc_icol *c, size_t i, uint64_t v)
+{
+    int64_t d = (int64_t)(v - c->base);
+    switch (c->size) {
+    case 1:
+        ((int8_t *)c->p)[i] = (int8_t)d;
+        break;
+    case 2:
+        ((int16_t *)c->p)[i] = (int16_t)d;
+        break;
+    case 4:
+        ((int32_t *)c->p)[i] = (int32_t)d;
+        break;
+    case 8:
+        ((uint64_t *)c->p)[i] = v - c->base;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Copies row from to row to. */
+static inline void pc_icol_copy(pc_icol *c, size_t to, size_t from)
+{
+    switch (c->size) {
+    case 1:
+        ((int8_t *)c->p)[to] = ((const int8_t *)c->p)[from];
+        break;
+    case 2:
+        ((int16_t *)c->p)[to] = ((const int16_t *)c->p)[from];
+        break;
+    case 4:
+        ((int32_t *)c->p)[to] = ((const int32_t *)c->p)[from];
+        break;
+    case 8:
+        ((uint64_t *)c->p)[to] = ((const uint64_t *)c->p)[from];
+        break;
+    default:
+        break;
+    }
+}
+
+/* Makes the column of n rows (room for cap) fit v, and at least least
+ * bytes wide (0 for as narrow as it can be); with no rows yet, v becomes
+ * base.  Returns 0, or -1 out of memory (the column is then as it
+ * was). */
+int pc_icol_make(pc_icol *c, uint64_t v, size_t least, size_t n, size_t cap);
+
 struct pc_profile {
     pc_strtab str;
     int oom;
@@ -209,32 +297,26 @@ struct pc_profile {
     } proc;
 
     struct {
-        uint32_t *thread, *stack;
+        /* Each row's thread, weight, event and CPU, as narrow as their
+         * values let them be (see pc_icol): a Perfetto trace's samples of
+         * 8 threads on 8 CPUs, one event and periods within 32K of each
+         * other take 4 bytes of the four rather than 14.  Read them with
+         * pc_sample_thread(), pc_sample_weight(), pc_sample_event() and
+         * pc_sample_cpu(). */
+        pc_icol thread, weight, event;
+        /* The CPU plus one, so that PC_NO_CPU is 0 and sits near the
+         * first CPUs. */
+        pc_icol cpu1;
+        uint32_t *stack;
         /* Times take 6 bytes a row rather than 8 while every time is
          * within 2^47 - 2^32 ns (39 hours) of the first one: the low 32
          * bits in time32, the rest less time_base in time16.  A time
          * further away makes the 8-byte column (time) in their place.
-         * The 2 bytes saved take 10 % off a Perfetto trace's samples.
          * Read them with pc_sample_time(). */
         uint64_t *time;
         uint32_t *time32;
         uint16_t *time16;
         uint64_t time_base;
-        /* The weight column is made only when it must be, and as narrow
-         * as it can be: none while every sample has weight_all (one
-         * event with a fixed period), 4 bytes a row (weight32) while
-         * every weight fits, else 8 (weight).  The event column is made
-         * only when a sample's event is not event_all.  Most inputs need
-         * 4 bytes a sample of the two, or none, rather than 10: 60 MB
-         * less with 10M samples.  Read them with pc_sample_weight() and
-         * pc_sample_event(); pc_sample_own_weights() makes the 8-byte
-         * weights for a transform that writes them. */
-        int64_t *weight;
-        int32_t *weight32;
-        uint16_t *event;
-        int64_t weight_all;
-        uint16_t event_all;
-        uint16_t *cpu;     /* PC_NO_CPU when the input does not say */
         size_t n, cap;
         size_t mapped;     /* rows pc_add_sample prefaulted: a hint only */
         size_t read;       /* samples the input held */
@@ -436,16 +518,29 @@ void pc_add_marker(pc_profile *p, uint32_t thread, uint8_t type,
                    uint32_t name, uint64_t start, uint64_t end, uint32_t s,
                    int64_t a, uint64_t b);
 
-/* Sample i's weight and event, whether or not the column is made. */
+/* Sample i's thread, weight, event and CPU (PC_NO_CPU where the input
+ * does not say). */
+static inline uint32_t pc_sample_thread(const pc_profile *p, size_t i)
+{
+    return (uint32_t)pc_icol_get(&p->sample.thread, i);
+}
 static inline int64_t pc_sample_weight(const pc_profile *p, size_t i)
 {
-    if (p->sample.weight)
-        return p->sample.weight[i];
-    return p->sample.weight32 ? p->sample.weight32[i] : p->sample.weight_all;
+    return (int64_t)pc_icol_get(&p->sample.weight, i);
 }
 static inline uint16_t pc_sample_event(const pc_profile *p, size_t i)
 {
-    return p->sample.event ? p->sample.event[i] : p->sample.event_all;
+    return (uint16_t)pc_icol_get(&p->sample.event, i);
+}
+static inline uint16_t pc_sample_cpu(const pc_profile *p, size_t i)
+{
+    return (uint16_t)(pc_icol_get(&p->sample.cpu1, i) - 1);
+}
+/* Whether every sample has the same weight, and then which. */
+static inline int pc_sample_one_weight(const pc_profile *p, int64_t *w)
+{
+    *w = (int64_t)p->sample.weight.base;
+    return p->sample.weight.size == 0;
 }
 /* A time from its narrow columns' values (see sample.time32). */
 static inline uint64_t pc_time_join(uint64_t base, uint16_t high, uint32_t low)
@@ -469,10 +564,32 @@ static inline void pc_sample_copy_time(pc_profile *p, size_t to, size_t from)
         p->sample.time16[to] = p->sample.time16[from];
     }
 }
-/* Makes the weight column 8 bytes a row, for a transform that writes
- * weights.  Returns 0, or -1 when out of memory (the samples are then as
- * they were). */
+/* Copies sample from to sample to, but for its thread. */
+static inline void pc_sample_copy_row(pc_profile *p, size_t to, size_t from)
+{
+    p->sample.stack[to] = p->sample.stack[from];
+    pc_sample_copy_time(p, to, from);
+    pc_icol_copy(&p->sample.weight, to, from);
+    pc_icol_copy(&p->sample.event, to, from);
+    pc_icol_copy(&p->sample.cpu1, to, from);
+}
+/* Makes the weight column 8 bytes a row, for a transform that sets
+ * weights with pc_sample_set_weight().  Returns 0, or -1 when out of
+ * memory (the samples are then as they were). */
 int pc_sample_own_weights(pc_profile *p);
+static inline void pc_sample_set_weight(pc_profile *p, size_t i, int64_t w)
+{
+    pc_icol_put(&p->sample.weight, i, (uint64_t)w);
+}
+/* Makes the thread column hold any thread up to most, for a transform
+ * that moves samples to other threads with pc_sample_set_thread().
+ * Returns 0, or -1 when out of memory (the samples are then as they
+ * were). */
+int pc_sample_fit_threads(pc_profile *p, uint32_t most);
+static inline void pc_sample_set_thread(pc_profile *p, size_t i, uint32_t t)
+{
+    pc_icol_put(&p->sample.thread, i, t);
+}
 
 /* Sorts samples by thread, then by time (stable), and sets sample.first.
  * Returns 0, or -1 when out of memory (the samples may then be gone). */
@@ -665,10 +782,9 @@ static inline int64_t pc_clamp_i64(uint64_t v)
 }
 
 int pc_grow_cols(size_t *cap, size_t need, const struct pc_col *cols, int n);
-/* The sample table's columns there are but the thread's, widest first
- * (weight and weight32 are never both made, nor time and time32), into
- * cols, room for PC_SAMPLE_COLS; returns their count: what grouping
- * moves. */
+/* The sample table's columns there are but the thread's (time and time32
+ * are never both made), into cols, room for PC_SAMPLE_COLS; returns their
+ * count: what grouping moves. */
 enum { PC_SAMPLE_COLS = 6 };
 int pc_sample_cols(pc_profile *p, struct pc_col *cols);
 

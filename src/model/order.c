@@ -39,8 +39,7 @@ typedef struct part {
     unsigned char *dst[MAX_COLS], *src[MAX_COLS];
     const void *thr;
     size_t thr_size;
-    /* fill: where each input row goes */
-    uint32_t *at;
+    uint64_t thr_base;
     /* sort: the threads [lo, hi), those of them marked in unsorted, by
      * keys (rows grouped by thread), each order given in pos (rows of
      * the thread's), then applied to the columns col */
@@ -52,9 +51,9 @@ typedef struct part {
     size_t col_size[MAX_COLS];
     int n_col;
     int failed;
-    /* fill: where the input rows [lo, hi) go, by thread (at or perm);
-     * both, from next, forward or backward */
-    const uint32_t *thread;
+    /* fill: where the input rows [lo, hi) go, by thread (tcol), into
+     * perm; it and move_rows from next, forward or backward */
+    const pc_icol *tcol;
     size_t *next;
     int backward;
     /* fill (pc_order_by_thread) */
@@ -110,15 +109,30 @@ enum { STEP_ROWS = 1 << 16 };
             d_[at[i]] = s_[a + i];                                             \
     } while (0)
 
+/* Thread row i of a thread column of signed offsets TT (see pc_icol). */
+#define THREAD_AT(TT, i) ((size_t)(w->thr_base + (uint64_t)(int64_t)((const TT *)w->thr)[i]))
+
+/* Calls EACH(TT) with TT the type of the thread column's offsets. */
+#define BY_THREAD_SIZE(EACH)                                                   \
+    do {                                                                       \
+        if (w->thr_size == 1)                                                  \
+            EACH(int8_t);                                                      \
+        else if (w->thr_size == 2)                                             \
+            EACH(int16_t);                                                     \
+        else if (w->thr_size == 4)                                             \
+            EACH(int32_t);                                                     \
+        else                                                                   \
+            EACH(int64_t);                                                     \
+    } while (0)
+
 #define PLACES(TT)                                                             \
     do {                                                                       \
-        const TT *th_ = (const TT *)w->thr;                                    \
         if (!w->backward)                                                      \
             for (size_t i = 0; i < m; i++)                                     \
-                at[i] = (uint32_t)next[th_[a + i]]++;                          \
+                at[i] = (uint32_t)next[THREAD_AT(TT, a + i)]++;                \
         else                                                                   \
             for (size_t i = m; i-- > 0;)                                       \
-                at[i] = (uint32_t)--next[th_[a + i]];                          \
+                at[i] = (uint32_t)--next[THREAD_AT(TT, a + i)];                \
     } while (0)
 
 /* Moves the rows [lo, hi) of the columns src to dst: forward, each
@@ -131,10 +145,13 @@ static void move_rows(part *w)
     for (size_t done = 0; done < w->hi - w->lo; done += STEP_ROWS) {
         size_t m = w->hi - w->lo - done < STEP_ROWS ? w->hi - w->lo - done : STEP_ROWS;
         size_t a = w->backward ? w->hi - done - m : w->lo + done;
-        if (w->thr_size == 2)
-            PLACES(uint16_t);
-        else
-            PLACES(uint32_t);
+        if (w->thr_size == 0) {
+            for (size_t i = 0; i < m; i++)
+                at[i] = (uint32_t)(w->backward ? next[w->thr_base] - m + i : next[w->thr_base] + i);
+            next[w->thr_base] += w->backward ? -m : m;
+        } else {
+            BY_THREAD_SIZE(PLACES);
+        }
         for (int c = 0; c < w->n_col; c++) {
             size_t size = w->col_size[c];
             if (size == 8)
@@ -371,8 +388,13 @@ static void sort_threads(part *w)
             most = first[t + 1] - first[t];
     if (!most)
         return;
+    /* Positions: a thread's room in w->pos, or else room of its own for
+     * the largest thread, 4 bytes a row of it while it is sorted. */
     uint8_t *seen = malloc(most);
-    if (!seen) {
+    uint32_t *own = w->pos ? NULL : malloc(most * sizeof *own);
+    if (!seen || (!w->pos && !own)) {
+        free(seen);
+        free(own);
         w->failed = 1;
         return;
     }
@@ -380,7 +402,7 @@ static void sort_threads(part *w)
         if (!w->unsorted[t])
             continue;
         size_t f = first[t], m = first[t + 1] - f;
-        uint32_t *pos = w->pos + f;
+        uint32_t *pos = w->pos ? w->pos + f : own;
         /* The thread's times, read where they lie (narrow ones are not
          * copied wide: 8 bytes a row more while sorting). */
         times keys = w->keys;
@@ -399,45 +421,36 @@ static void sort_threads(part *w)
                 w->failed = 1;
     }
     free(seen);
+    free(own);
 }
 
-/* Where the input rows [lo, hi) go: each thread's from next[t] up, or
- * backward, taking the rows from the last, from next[t] down.  Into at
- * (at[i]: where row i goes; at may be thread itself, as each row's
- * thread is read before its place is written over it), else into perm
- * (perm[k]: the row that goes to k). */
+/* Which input row goes to each place, into perm (perm[k]: the row that
+ * goes to k), for the input rows [lo, hi): each thread's from next[t] up,
+ * or backward, taking the rows from the last, from next[t] down. */
 static void fill(part *w)
 {
-    const uint32_t *thread = w->thread;
-    uint32_t *perm = w->perm, *at = w->at;
+    const pc_icol *thread = w->tcol;
+    uint32_t *perm = w->perm;
     size_t *next = w->next;
-    if (!w->backward) {
-        if (at)
-            for (size_t i = w->lo; i < w->hi; i++)
-                at[i] = (uint32_t)next[thread[i]]++;
-        else
-            for (size_t i = w->lo; i < w->hi; i++)
-                perm[next[thread[i]]++] = (uint32_t)i;
-    } else {
-        if (at)
-            for (size_t i = w->hi; i-- > w->lo;)
-                at[i] = (uint32_t)--next[thread[i]];
-        else
-            for (size_t i = w->hi; i-- > w->lo;)
-                perm[--next[thread[i]]] = (uint32_t)i;
-    }
+    if (!w->backward)
+        for (size_t i = w->lo; i < w->hi; i++)
+            perm[next[pc_icol_get(thread, i)]++] = (uint32_t)i;
+    else
+        for (size_t i = w->hi; i-- > w->lo;)
+            perm[--next[pc_icol_get(thread, i)]] = (uint32_t)i;
 }
 
-/* Groups the n rows by thread, keeping input order within a thread, into
- * at or perm (see fill), and marks in unsorted (nt + 1 bytes, zeroed) the
+/* Counts the n rows of each thread into first (first[t]: where thread t's
+ * rows start, grouped in input order) and, where perm is not NULL, puts
+ * them there (see fill); marks in unsorted (nt + 1 bytes, zeroed) the
  * threads whose rows came out of time order.  rows and unsorted_known:
  * for the threads below known, their rows and that mark (the sample
  * table's tally; the other threads have none), or NULL for a pass here.
  * Returns 1 where some thread is marked, 0 where none is, -1 out of
  * memory. */
-static int place_rows(const uint32_t *thread, const times *time, size_t n, size_t nt,
+static int place_rows(const pc_icol *thread, const times *time, size_t n, size_t nt,
                       const size_t *rows, const uint8_t *unsorted_known, size_t known,
-                      uint32_t *at, uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
+                      uint32_t *perm, size_t *first, uint8_t *unsorted, int nw)
 {
     size_t *next = malloc((nt + 1) * sizeof *next);
     size_t *ends = malloc((nt + 1) * sizeof *ends);
@@ -459,7 +472,7 @@ static int place_rows(const uint32_t *thread, const times *time, size_t n, size_
         memcpy(unsorted, unsorted_known, k);
     } else {
         for (size_t i = 0; i < n; i++) {
-            uint32_t t = thread[i];
+            size_t t = (size_t)pc_icol_get(thread, i);
             first[t + 1]++;
             uint64_t ti = time_of(time, i);
             unsorted[t] |= ti < last[t];
@@ -473,12 +486,11 @@ static int place_rows(const uint32_t *thread, const times *time, size_t n, size_
      * second from their ends, last row first, so neither needs the
      * other's counts. */
     memcpy(ends, first + 1, nt * sizeof *ends);
-    if (!at && !perm)
+    if (!perm)
         nw = 0;
-    part f[2] = {{.thread = thread, .next = next, .at = at, .perm = perm, .lo = 0,
-                  .hi = n / 2, .fn = fill},
-                 {.thread = thread, .next = ends, .backward = 1, .at = at, .perm = perm,
-                  .lo = n / 2, .hi = n, .fn = fill}};
+    part f[2] = {{.tcol = thread, .next = next, .perm = perm, .lo = 0, .hi = n / 2, .fn = fill},
+                 {.tcol = thread, .next = ends, .backward = 1, .perm = perm, .lo = n / 2,
+                  .hi = n, .fn = fill}};
     if (nw > 1) {
         run_parts(f, 2);
     } else if (nw == 1) {
@@ -495,7 +507,8 @@ static int place_rows(const uint32_t *thread, const times *time, size_t n, size_
 }
 
 /* Sorts the threads marked in unsorted by keys (see sort_threads), with
- * pos room for n positions, moving the rows of the n_col columns cols.
+ * pos room for n positions (NULL: each part takes its own), moving the
+ * rows of the n_col columns cols.
  * Parts take whole threads, about as many rows each.  Returns 0, or -1
  * out of memory (some threads may then be sorted, others not). */
 static int sort_groups(const times *keys, uint32_t *pos, const struct pc_col *cols,
@@ -527,8 +540,11 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
 {
     uint8_t *unsorted = calloc(nt + 1, 1);
     times tv = {time, NULL, NULL, 0};
-    int any = unsorted ? place_rows(thread, &tv, n, nt, NULL, NULL, 0, NULL, perm, first,
-                                    unsorted, 1)
+    /* Thread ids below 2^31, as any table's are: a signed 4-byte column
+     * of base 0 reads them as they are. */
+    pc_icol tc = {.size = 4, .half = (uint64_t)1 << 31, .mask = UINT32_MAX};
+    memcpy(&tc.p, &thread, sizeof thread);
+    int any = unsorted ? place_rows(&tc, &tv, n, nt, NULL, NULL, 0, perm, first, unsorted, 1)
                        : -1;
     if (any < 0) {
         free(unsorted);
@@ -562,7 +578,7 @@ static void count_threads(pc_profile *p)
     size_t *first = p->sample.first, nt = p->thread.n;
     memset(first, 0, (nt + 1) * sizeof *first);
     for (size_t i = 0; i < p->sample.n; i++)
-        first[p->sample.thread[i] + 1]++;
+        first[pc_sample_thread(p, i) + 1]++;
     for (size_t t = 0; t < nt; t++)
         first[t + 1] += first[t];
 }
@@ -572,17 +588,8 @@ int pc_group_samples(pc_profile *p)
     return pc_group_samples_on(p, 1);
 }
 
-/* Writes the thread column, rows grouped by thread, from first. */
-static void thread_column(uint32_t *thread, const size_t *first, size_t nt)
-{
-    for (size_t t = 0; t < nt; t++)
-        for (size_t i = first[t]; i < first[t + 1]; i++)
-            thread[i] = (uint32_t)t;
-}
-
-/* Once the thread column holds where rows go, a column that cannot be
- * moved leaves a table only good for freeing: it is emptied.  Returns
- * -1. */
+/* Once rows have moved, a thread that cannot be sorted leaves a table
+ * only good for freeing: it is emptied.  Returns -1. */
 static int group_failed(pc_profile *p)
 {
     p->sample.n = p->sample.cap = p->sample.mapped = 0;
@@ -591,44 +598,38 @@ static int group_failed(pc_profile *p)
 }
 
 /* Counts into next the rows of each thread among [lo, hi). */
+#define COUNT(TT)                                                              \
+    do {                                                                       \
+        for (size_t i = w->lo; i < w->hi; i++)                                 \
+            next[THREAD_AT(TT, i)]++;                                          \
+    } while (0)
+
 static void count_rows(part *w)
 {
     size_t *next = w->next;
-    if (w->thr_size == 2) {
-        const uint16_t *th = w->thr;
-        for (size_t i = w->lo; i < w->hi; i++)
-            next[th[i]]++;
-    } else {
-        const uint32_t *th = w->thr;
-        for (size_t i = w->lo; i < w->hi; i++)
-            next[th[i]]++;
-    }
+    if (w->thr_size == 0)
+        next[w->thr_base] += w->hi - w->lo;
+    else
+        BY_THREAD_SIZE(COUNT);
 }
 
-/* Whether the n rows of the thread column thr (size bytes a row) are
- * grouped already: one thread, or threads one after another in order. */
-static int grouped(const void *thr, size_t size, size_t n)
+/* Whether the n rows of the thread column are grouped already: one
+ * thread, or threads one after another in order. */
+static int grouped(const pc_icol *thread, size_t n)
 {
     size_t i = 1;
-    if (size == 2) {
-        const uint16_t *th = thr;
-        while (i < n && th[i] >= th[i - 1])
-            i++;
-    } else {
-        const uint32_t *th = thr;
-        while (i < n && th[i] >= th[i - 1])
-            i++;
-    }
+    while (i < n && pc_icol_get(thread, i) >= pc_icol_get(thread, i - 1))
+        i++;
     return i >= n;
 }
 
 /* Moves the rows of the nc columns cols to where grouping puts them: each
  * thread's from first[t], in input order, by the thread column thr
- * (thr_size bytes a row), which does not move.  nw parts of about as many
+ * (see pc_icol), which does not move.  nw parts of about as many
  * rows: the first from the threads' starts, the last from their ends
  * backward, and those between from starts counted in a pass of their own.
  * Returns 0, or -1 out of memory (the table is then as it was). */
-static int move_columns(const void *thr, size_t thr_size, const struct pc_col *cols, int nc,
+static int move_columns(const pc_icol *thread, const struct pc_col *cols, int nc,
                         const size_t *first, size_t n, size_t nt, int nw)
 {
     if (nw < 1)
@@ -648,7 +649,8 @@ static int move_columns(const void *thr, size_t thr_size, const struct pc_col *c
     }
     part w[MAX_WORKERS];
     for (int k = 0; k < nw; k++) {
-        w[k] = (part){.thr = thr, .thr_size = thr_size, .next = starts + (size_t)k * (nt + 1),
+        w[k] = (part){.thr = thread->p, .thr_size = thread->size, .thr_base = thread->base,
+                      .next = starts + (size_t)k * (nt + 1),
                       .pos = at + (size_t)k * STEP_ROWS, .n_col = nc,
                       .lo = n * (size_t)k / (size_t)nw, .hi = n * (size_t)(k + 1) / (size_t)nw,
                       .backward = nw > 1 && k == nw - 1, .fn = move_rows};
@@ -663,7 +665,8 @@ static int move_columns(const void *thr, size_t thr_size, const struct pc_col *c
          * of the part after it, which then adds the starts before. */
         part cnt[MAX_WORKERS];
         for (int k = 0; k < nw - 2; k++)
-            cnt[k] = (part){.thr = thr, .thr_size = thr_size, .next = w[k + 1].next,
+            cnt[k] = (part){.thr = thread->p, .thr_size = thread->size,
+                            .thr_base = thread->base, .next = w[k + 1].next,
                             .lo = w[k].lo, .hi = w[k].hi, .fn = count_rows};
         run_parts(cnt, nw - 2);
     }
@@ -699,12 +702,12 @@ int pc_group_samples_on(pc_profile *p, int threads)
     uint8_t *unsorted = calloc(nt + 1, 1);
     if (first)
         p->sample.first = first;
-    uint32_t *thread = p->sample.thread;
+    pc_icol *thread = &p->sample.thread;
     times tv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
     int any = first && unsorted
                   ? place_rows(thread, &tv, n, nt, tally ? p->sample.tally.rows : NULL,
-                               p->sample.tally.unsorted, p->sample.tally.cap, NULL, NULL,
-                               first, unsorted, nw)
+                               p->sample.tally.unsorted, p->sample.tally.cap, NULL, first,
+                               unsorted, nw)
                   : -1;
     pc_tally_drop(p);
     if (any < 0) {
@@ -715,29 +718,30 @@ int pc_group_samples_on(pc_profile *p, int threads)
     int nc = pc_sample_cols(p, cols);
     /* Rows grouped already (one thread, or threads one after another)
      * stay where they are, and are only sorted where they need it. */
-    if (!grouped(thread, sizeof *thread, n)) {
-        /* Each column moves to a block of its own, the thread column last
-         * of all: it is written again from first at the end.  With one
-         * event, 4-byte weights and narrow times the table is 20 bytes a
-         * sample, and so is grouping's peak. */
-        if (move_columns(thread, sizeof *thread, cols, nc, first, n, nt, nw) < 0) {
+    if (!grouped(thread, n)) {
+        /* The thread column does not move: it is written again from
+         * first at the end.  With narrow times and columns the table is
+         * 14 bytes a sample for a Perfetto trace, and so is grouping's
+         * peak. */
+        if (move_columns(thread, cols, nc, first, n, nt, nw) < 0) {
             free(unsorted);
             return -1;
         }
-        fit(&p->sample.thread, n * sizeof *p->sample.thread);
-        thread = p->sample.thread;
+        if (thread->size)
+            fit(&thread->p, n * thread->size);
         p->sample.cap = n;
         p->sample.mapped = n;
     }
     /* Then the threads that came out of time order are sorted, in place,
-     * their times side by side; the positions go in the thread column,
-     * no longer needed. */
+     * their times side by side. */
     times kv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
-    int sorted = any ? sort_groups(&kv, thread, cols, nc, first, unsorted, n, nt, nw) : 0;
+    int sorted = any ? sort_groups(&kv, NULL, cols, nc, first, unsorted, n, nt, nw) : 0;
     free(unsorted);
     if (sorted < 0)
         return group_failed(p);
-    thread_column(thread, first, nt);
+    for (size_t t = 0; t < nt; t++)
+        for (size_t i = first[t]; i < first[t + 1]; i++)
+            pc_icol_put(thread, i, t);
     return 0;
 }
 
@@ -748,16 +752,8 @@ void pc_keep_samples(pc_profile *p, const uint8_t *keep)
     for (size_t i = 0; i < p->sample.n; i++) {
         if (!keep[i])
             continue;
-        p->sample.thread[j] = p->sample.thread[i];
-        p->sample.stack[j] = p->sample.stack[i];
-        pc_sample_copy_time(p, j, i);
-        if (p->sample.weight)
-            p->sample.weight[j] = p->sample.weight[i];
-        if (p->sample.weight32)
-            p->sample.weight32[j] = p->sample.weight32[i];
-        if (p->sample.event)
-            p->sample.event[j] = p->sample.event[i];
-        p->sample.cpu[j] = p->sample.cpu[i];
+        pc_icol_copy(&p->sample.thread, j, i);
+        pc_sample_copy_row(p, j, i);
         j++;
     }
     p->sample.n = j;
@@ -853,8 +849,11 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
     pc_tally_drop(p);
     size_t nt = p->thread.n;
     uint32_t *idx = malloc((nt + 1) * sizeof *idx);
-    if (!idx)
+    /* The threads kept are numbered from 0 again. */
+    if (!idx || pc_sample_fit_threads(p, (uint32_t)nt) < 0) {
+        free(idx);
         return -1;
+    }
     /* Threads that stay are those mapped onto themselves, in order. */
     size_t kept = 0;
     for (size_t t = 0; t < nt; t++) {
@@ -868,26 +867,24 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
         }
     }
     /* Rows follow their thread to its new index, or go with it. */
-#define REMAP(table, ncols_move)                                           \
+#define REMAP_BY(table, get, set, ncols_move)                               \
     do {                                                                   \
         size_t j = 0;                                                      \
         for (size_t i = 0; i < p->table.n; i++) {                          \
-            uint32_t t = p->table.thread[i];                               \
+            uint32_t t = get;                                              \
             uint32_t nt_ = to[t] == PC_NONE ? PC_NONE : idx[to[t]];        \
             if (nt_ == PC_NONE)                                            \
                 continue;                                                  \
-            p->table.thread[j] = nt_;                                      \
+            set;                                                           \
             ncols_move;                                                    \
             j++;                                                           \
         }                                                                  \
         p->table.n = j;                                                    \
     } while (0)
-    REMAP(sample, (p->sample.stack[j] = p->sample.stack[i],
-                   pc_sample_copy_time(p, j, i),
-                   p->sample.weight ? p->sample.weight[j] = p->sample.weight[i] : 0,
-                   p->sample.weight32 ? p->sample.weight32[j] = p->sample.weight32[i] : 0,
-                   p->sample.event ? p->sample.event[j] = p->sample.event[i] : 0,
-                   p->sample.cpu[j] = p->sample.cpu[i]));
+#define REMAP(table, ncols_move)                                           \
+    REMAP_BY(table, p->table.thread[i], p->table.thread[j] = nt_, ncols_move)
+    REMAP_BY(sample, pc_sample_thread(p, i), pc_sample_set_thread(p, j, nt_),
+             pc_sample_copy_row(p, j, i));
     REMAP(heap, (p->heap.stack[j] = p->heap.stack[i],
                  p->heap.heap[j] = p->heap.heap[i],
                  p->heap.dump[j] = p->heap.dump[i],
@@ -909,6 +906,7 @@ int pc_remap_threads(pc_profile *p, const uint32_t *to)
                    p->marker.b[j] = p->marker.b[i],
                    p->marker.type[j] = p->marker.type[i]));
 #undef REMAP
+#undef REMAP_BY
     p->thread.n = kept;
     free(idx);
     /* Merged threads interleave in time: sort again. */

@@ -130,7 +130,7 @@ static inline uint64_t clock_period(const pick_ctx *c, size_t i)
 static inline uint64_t sample_gap(const pick_ctx *c, size_t i)
 {
     const pc_profile *p = c->p;
-    if (i == 0 || p->sample.thread[i] != p->sample.thread[i - 1] ||
+    if (i == 0 || pc_sample_thread(p, i) != pc_sample_thread(p, i - 1) ||
         pc_sample_time(p, i) <= pc_sample_time(p, i - 1))
         return 0;
     return pc_sample_time(p, i) - pc_sample_time(p, i - 1);
@@ -161,26 +161,17 @@ static void pick_block(const pick_ctx *c, int what, size_t lo, size_t n, uint64_
     }
     const uint8_t *clock = c->clock;
     size_t ne = p->event.n;
-    if (!p->sample.event) {
-        uint16_t e = p->sample.event_all;
+    if (p->sample.event.size == 0) {
+        uint16_t e = pc_sample_event(p, 0);
         int on = e < ne && clock[e];
-        if (p->sample.weight)
-            for (size_t k = 0; k < n; k++) {
-                int64_t w = p->sample.weight[lo + k];
-                v[k] = on && w > 0 ? (uint64_t)w : 0;
-            }
-        else if (p->sample.weight32)
-            for (size_t k = 0; k < n; k++) {
-                int32_t w = p->sample.weight32[lo + k];
-                v[k] = on && w > 0 ? (uint64_t)w : 0;
-            }
-        else
-            for (size_t k = 0; k < n; k++)
-                v[k] = on && p->sample.weight_all > 0 ? (uint64_t)p->sample.weight_all : 0;
+        for (size_t k = 0; k < n; k++) {
+            int64_t w = pc_sample_weight(p, lo + k);
+            v[k] = on && w > 0 ? (uint64_t)w : 0;
+        }
         return;
     }
     for (size_t k = 0; k < n; k++) {
-        uint16_t e = p->sample.event[lo + k];
+        uint16_t e = pc_sample_event(p, lo + k);
         int64_t w = pc_sample_weight(p, lo + k);
         v[k] = e < ne && clock[e] && w > 0 ? (uint64_t)w : 0;
     }

@@ -287,9 +287,9 @@ int pc_profiles_diff(pc_profile *base, pc_profile *next, const pc_options *o, pc
             continue;
         int64_t w = pc_sample_weight(p, i);
         pc_add_sample(p, d, pc_sample_time(p, i), p->sample.stack[i],
-                      p->sample.thread[i] < nt_base ? (w == INT64_MIN ? INT64_MAX : -w) : w,
+                      pc_sample_thread(p, i) < nt_base ? (w == INT64_MIN ? INT64_MAX : -w) : w,
                       pc_sample_event(p, i),
-                      p->sample.cpu[i]);
+                      pc_sample_cpu(p, i));
     }
     if (p->oom || pc_group_samples(p) < 0) {
         pc_profile_free(p);

@@ -291,7 +291,7 @@ int pc_filter_time(pc_profile *p, const pc_options *o, pc_error *err)
     }
     size_t kept = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         uint64_t ts = pc_sample_time(p, i);
         keep[i] = ts >= lo && ts < hi &&
                   passes(&f, p->thread.pid[t], p->thread.tid[t], ts);

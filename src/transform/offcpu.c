@@ -75,9 +75,9 @@ static int durations(pc_profile *p, const uint8_t *is_off, const pc_options *o,
                 pending++;
             }
             /* A wait longer than the weights hold weighs their most. */
-            p->sample.weight[i] = next <= t0                ? 1
-                                  : next - t0 > INT64_MAX ? INT64_MAX
-                                                            : (int64_t)(next - t0);
+            pc_sample_set_weight(p, i, next <= t0                ? 1
+                                       : next - t0 > INT64_MAX ? INT64_MAX
+                                                                 : (int64_t)(next - t0));
             off++;
         }
     }
@@ -197,9 +197,8 @@ int pc_offcpu_mix(pc_profile *p, pc_error *err)
     int st = offcpu_leaves(p, is_off, err);
     /* One timeline under the first event type. */
     if (st == PC_OK) {
-        free(p->sample.event);
-        p->sample.event = NULL;
-        p->sample.event_all = 0;
+        free(p->sample.event.p);
+        p->sample.event = (pc_icol){.p = NULL};
     }
     free(is_off);
     return st;

@@ -15,7 +15,7 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
      * thread: a counter read per CPU is what the CPU did. */
     size_t n_cpu = 0, known = 0, rows = p->sample.n + p->counter.n;
     for (size_t i = 0; i < rows; i++) {
-        uint16_t c = i < p->sample.n ? p->sample.cpu[i] : p->counter.cpu[i - p->sample.n];
+        uint16_t c = i < p->sample.n ? pc_sample_cpu(p, i) : p->counter.cpu[i - p->sample.n];
         if (c != PC_NO_CPU) {
             known++;
             if ((size_t)c + 1 > n_cpu)
@@ -37,8 +37,13 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
     uint32_t pname = pc_intern_cstr(p, "CPUs");
     pc_set_process_name(p, -1, pname);
     pc_tally_drop(p);
+    /* Room in the thread column for a thread per CPU. */
+    if (pc_sample_fit_threads(p, (uint32_t)(p->thread.n + n_cpu)) < 0) {
+        free(cpu_thread);
+        return pc_nomem(err);
+    }
     for (size_t i = 0; i < rows; i++) {
-        uint16_t c = i < p->sample.n ? p->sample.cpu[i] : p->counter.cpu[i - p->sample.n];
+        uint16_t c = i < p->sample.n ? pc_sample_cpu(p, i) : p->counter.cpu[i - p->sample.n];
         if (c == PC_NO_CPU)
             continue;
         if (cpu_thread[c] == PC_NONE) {
@@ -47,7 +52,7 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
             cpu_thread[c] = pc_add_thread(p, -1, c, pc_intern_cstr(p, name));
         }
         if (i < p->sample.n)
-            p->sample.thread[i] = cpu_thread[c];
+            pc_sample_set_thread(p, i, cpu_thread[c]);
         else
             p->counter.thread[i - p->sample.n] = cpu_thread[c];
     }
@@ -64,7 +69,7 @@ int pc_percpu(pc_profile *p, const pc_options *o, pc_error *err)
         return pc_nomem(err);
     }
     for (size_t i = 0; i < p->sample.n; i++)
-        busy[p->sample.thread[i]] = 1;
+        busy[pc_sample_thread(p, i)] = 1;
     for (size_t i = 0; i < p->heap.n; i++)
         busy[p->heap.thread[i]] = 1;
     for (size_t i = 0; i < p->marker.n; i++)

@@ -243,7 +243,7 @@ int pc_thread_span(const pc_profile *p, uint64_t **first, uint64_t **last)
             }
     } else {
         for (size_t i = 0; i < p->sample.n; i++) {
-            uint32_t t = p->sample.thread[i];
+            uint32_t t = pc_sample_thread(p, i);
             if (pc_sample_time(p, i) < (*first)[t])
                 (*first)[t] = pc_sample_time(p, i);
             if (pc_sample_time(p, i) > (*last)[t])
@@ -354,18 +354,26 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
         off = p->event.offcpu[e];
     for (size_t f = 0; f < p->frame.n && !off; f++)
         off = p->frame.cat[f] == PC_CAT_OFFCPU;
-    if (!off && p->sample.first && !p->sample.weight && !p->sample.weight32) {
+    int64_t w1;
+    if (!off && p->sample.first && pc_sample_one_weight(p, &w1)) {
         /* Every sample on the CPU with one weight: counts by thread. */
-        uint64_t w = p->sample.weight_all > 0 ? (uint64_t)p->sample.weight_all : 1;
+        uint64_t w = w1 > 0 ? (uint64_t)w1 : 1;
         for (size_t t = 0; t < nt; t++) {
             uint64_t n = p->sample.first[t + 1] - p->sample.first[t];
             any[t] = n;
             on[t] = n > UINT64_MAX / w ? UINT64_MAX : n * w;
         }
     } else {
-        for (size_t i = 0; i < p->sample.n; i++) {
-            uint32_t t = p->sample.thread[i];
-            uint64_t w = pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 1;
+        /* Grouped, each thread's rows are one range: no thread column to
+         * read. */
+        for (size_t i = 0, t = 0; i < p->sample.n; i++) {
+            if (!p->sample.first)
+                t = pc_sample_thread(p, i);
+            else
+                while (i >= p->sample.first[t + 1])
+                    t++;
+            int64_t sw = pc_sample_weight(p, i);
+            uint64_t w = sw > 0 ? (uint64_t)sw : 1;
             any[t]++;
             if (!off || !pc_sample_offcpu(p, i))
                 on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;

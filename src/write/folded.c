@@ -212,15 +212,15 @@ int pc_write_folded(const pc_profile *p, const pc_write_options *o, pc_sink *s, 
     if (diff) {
         for (size_t i = 0; i < p->sample.n; i++) {
             int64_t w = pc_sample_weight(p, i);
-            if (!p->thread.diff[p->sample.thread[i]])
+            if (!p->thread.diff[pc_sample_thread(p, i)])
                 continue;
-            if (pc_sums_add(w < 0 ? &fb : &f, p->sample.thread[i], FSTACK(p->sample.stack[i]),
+            if (pc_sums_add(w < 0 ? &fb : &f, pc_sample_thread(p, i), FSTACK(p->sample.stack[i]),
                             PC_NONE, 1, o->folded_counts ? 1 : w < 0 ? -w : w) < 0)
                 goto oom;
         }
     } else if (p->sample.n) {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (pc_sums_add(&f, p->sample.thread[i], FSTACK(p->sample.stack[i]), PC_NONE, 1,
+            if (pc_sums_add(&f, pc_sample_thread(p, i), FSTACK(p->sample.stack[i]), PC_NONE, 1,
                             o->folded_counts ? 1 : pc_sample_weight(p, i)) < 0)
                 goto oom;
     } else {

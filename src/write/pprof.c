@@ -227,7 +227,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
                                                                           : "inuse_space");
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (pc_sample_event(p, i) < ne && in_process(p, p->sample.thread[i], one, pid))
+            if (pc_sample_event(p, i) < ne && in_process(p, pc_sample_thread(p, i), one, pid))
                 ev_used[pc_sample_event(p, i)] = 1;
         for (size_t e = 0; e < ne; e++) {
             if (!ev_used[e])
@@ -264,8 +264,8 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
         }
     } else {
         for (size_t i = 0; i < p->sample.n; i++)
-            if (pc_sample_event(p, i) < ne && in_process(p, p->sample.thread[i], one, pid) &&
-                pc_sums_add(&a, p->sample.thread[i], p->sample.stack[i], pc_sample_event(p, i), 1,
+            if (pc_sample_event(p, i) < ne && in_process(p, pc_sample_thread(p, i), one, pid) &&
+                pc_sums_add(&a, pc_sample_thread(p, i), p->sample.stack[i], pc_sample_event(p, i), 1,
                         pc_sample_weight(p, i)) < 0)
                 goto oom;
         for (size_t i = 0; i < a.n; i++) {
@@ -344,7 +344,7 @@ int pc_write_pprof(const pc_profile *p, const pc_write_options *o, pc_sink *s, p
     /* How long, and the sampling period. */
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < p->sample.n; i++) {
-        if (!in_process(p, p->sample.thread[i], one, pid))
+        if (!in_process(p, pc_sample_thread(p, i), one, pid))
             continue;
         if (pc_sample_time(p, i) < first)
             first = pc_sample_time(p, i);

@@ -423,7 +423,7 @@ TEST(several_inputs_on_their_wall_clocks)
         /* The second input's threads come after the first's. */
         uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX;
         for (size_t i = 0; i < m->sample.n; i++) {
-            uint64_t *e = m->sample.thread[i] < nt ? &e1 : &e2;
+            uint64_t *e = pc_sample_thread(m, i) < nt ? &e1 : &e2;
             if (pc_sample_time(m, i) < *e)
                 *e = pc_sample_time(m, i);
         }

@@ -178,7 +178,7 @@ static void run_case(fxcase *k)
     if (k->st == PC_OK) {
         uint8_t seen[PC_NO_CPU + 1] = {0};
         for (size_t i = 0; i < p->sample.n; i++)
-            if (p->sample.cpu[i] != PC_NO_CPU && !seen[p->sample.cpu[i]]++)
+            if (pc_sample_cpu(p, i) != PC_NO_CPU && !seen[pc_sample_cpu(p, i)]++)
                 k->cpus++;
         pc_write_options w;
         pc_write_options_init(&w);

@@ -123,10 +123,10 @@ TEST(group_samples_moves_every_column)
     }
     T_EQ_INT(pc_group_samples(p), 0);
     for (size_t k = 0; k < N; k++) {
-        uint32_t t = p->sample.thread[k];
+        uint32_t t = pc_sample_thread(p, k);
         T_CHECK(k >= p->sample.first[t] && k < p->sample.first[t + 1]);
         size_t i = (size_t)(pc_sample_weight(p, k) / 7);
-        if (pc_sample_event(p, k) != i % 5 || p->sample.cpu[k] != i % 11 || i % 3 != t) {
+        if (pc_sample_event(p, k) != i % 5 || pc_sample_cpu(p, k) != i % 11 || i % 3 != t) {
             t_fail(__FILE__, __LINE__, "row %zu: columns of different samples", k);
             break;
         }
@@ -144,10 +144,11 @@ TEST(group_samples_moves_every_column)
     pc_profile_free(p);
 }
 
-/* Every sample's weight and event read back as added, whichever columns
- * the values made: none while they repeat, 4-byte weights while they fit,
- * 8-byte ones after; and the values travel with their rows through
- * grouping, keeping and pc_sample_own_weights. */
+/* Every sample's weight and event read back as added, whichever width
+ * the values made their columns: none while they repeat, then 1, 2, 4 and
+ * 8 bytes a row as they stray further from the first; and the values
+ * travel with their rows through grouping, keeping and
+ * pc_sample_own_weights. */
 TEST(sample_weight_and_event_columns_made_as_needed)
 {
     enum { N = 4000 };
@@ -160,19 +161,27 @@ TEST(sample_weight_and_event_columns_made_as_needed)
     T_CHECK(pc_add_thread(p, 1, 1, PC_NONE) != PC_NONE);
     T_CHECK(pc_add_thread(p, 1, 2, PC_NONE) != PC_NONE);
     for (size_t i = 0; i < N; i++) {
-        /* One weight and event, then weights that fit in 32 bits, then
-         * one that does not; a second event from row 3000. */
-        weight[i] = i < 1000 ? -250000 : i < 2000 ? (int64_t)i - 1500 : (int64_t)i << 33;
+        /* One weight and event, then weights within 100 of the first,
+         * within 32K, within 2^31, and past; a second event from row
+         * 3000. */
+        int64_t k = (int64_t)i;
+        weight[i] = i < 1000   ? 100
+                    : i < 1500 ? k % 201
+                    : i < 2000 ? k - 20000
+                    : i < 2500 ? k * -1000
+                               : k << 33;
         event[i] = i < 3000 ? 3 : (uint16_t)(i % 4);
         pc_add_sample(p, (uint32_t)(i % 2), N - i, PC_NONE, weight[i], event[i], 0);
-        if (i == 999)
-            T_CHECK(!p->sample.weight && !p->sample.weight32 && !p->sample.event);
-        if (i == 1999)
-            T_CHECK(!p->sample.weight && p->sample.weight32 && !p->sample.event);
-        if (i == 2999)
-            T_CHECK(p->sample.weight && !p->sample.weight32 && !p->sample.event);
+        if (i == 999 || i == 1499 || i == 1999 || i == 2499 || i == 2999) {
+            t_case("row %zu", i);
+            T_EQ_INT(p->sample.weight.size, i == 999 ? 0 : i == 1499 ? 1 : i == 1999 ? 2
+                                                       : i == 2499 ? 4 : 8);
+            T_EQ_INT(p->sample.event.size, 0);
+        }
     }
-    T_CHECK(p->sample.event != NULL);
+    T_EQ_INT(p->sample.event.size, 1);
+    T_EQ_INT(p->sample.thread.size, 1);
+    T_EQ_INT(p->sample.cpu1.size, 0);
     T_EQ_INT(p->oom, 0);
     int bad = 0;
     for (size_t i = 0; i < N && !bad; i++)
@@ -182,7 +191,7 @@ TEST(sample_weight_and_event_columns_made_as_needed)
     T_EQ_INT(pc_group_samples(p), 0);
     for (size_t k = 0; k < N && !bad; k++) {
         size_t i = k < N / 2 ? N - 2 - 2 * k : N - 1 - 2 * (k - N / 2);
-        bad = p->sample.thread[k] != i % 2 || pc_sample_time(p, k) != N - i ||
+        bad = pc_sample_thread(p, k) != i % 2 || pc_sample_time(p, k) != N - i ||
               pc_sample_weight(p, k) != weight[i] || pc_sample_event(p, k) != event[i];
     }
     T_CHECK(!bad);
@@ -195,9 +204,9 @@ TEST(sample_weight_and_event_columns_made_as_needed)
         return;
     pc_add_sample(p, 0, 1, PC_NONE, INT64_MAX, 0, 0);
     pc_add_sample(p, 0, 2, PC_NONE, 5, 0, 0);
-    T_CHECK(p->sample.weight && !p->sample.weight32);
+    T_EQ_INT(p->sample.weight.size, 8);
     T_CHECK(pc_sample_weight(p, 0) == INT64_MAX && pc_sample_weight(p, 1) == 5);
-    /* 4-byte weights, grouped, kept and dropped rows, then owned: the same
+    /* 1-byte weights, grouped, kept and dropped rows, then owned: the same
      * values. */
     pc_profile_free(p);
     p = pc_profile_new();
@@ -207,14 +216,14 @@ TEST(sample_weight_and_event_columns_made_as_needed)
         return;
     for (int i = 0; i < 6; i++)
         pc_add_sample(p, (uint32_t)(i % 2), (uint64_t)i, PC_NONE, i < 2 ? 7 : -i, 2, 0);
-    T_CHECK(p->sample.weight32 && !p->sample.event);
+    T_CHECK(p->sample.weight.size == 1 && p->sample.event.size == 0);
     /* Rows 0, 2, 4 (thread 0), then 1, 3, 5; row 2 and 3 dropped. */
     T_EQ_INT(pc_group_samples(p), 0);
     uint8_t keep[6] = {1, 0, 1, 1, 0, 1};
     pc_keep_samples(p, keep);
     T_EQ_INT(p->sample.n, 4);
     T_EQ_INT(pc_sample_own_weights(p), 0);
-    T_CHECK(p->sample.weight && !p->sample.weight32 && !p->sample.event);
+    T_CHECK(p->sample.weight.size == 8 && p->sample.event.size == 0);
     const int64_t want[4] = {7, -4, 7, -5};
     for (int i = 0; i < 4; i++) {
         T_CHECK(pc_sample_weight(p, (size_t)i) == want[i]);
@@ -255,9 +264,9 @@ TEST(group_samples_threads_same_order)
         int same = q[k]->sample.n == q[0]->sample.n;
         for (size_t i = 0; same && i < N; i++)
             same = q[k]->sample.stack[i] == q[0]->sample.stack[i] &&
-                   q[k]->sample.thread[i] == q[0]->sample.thread[i] &&
+                   pc_sample_thread(q[k], i) == pc_sample_thread(q[0], i) &&
                    pc_sample_time(q[k], i) == pc_sample_time(q[0], i) &&
-                   q[k]->sample.cpu[i] == q[0]->sample.cpu[i] &&
+                   pc_sample_cpu(q[k], i) == pc_sample_cpu(q[0], i) &&
                    pc_sample_weight(q[k], i) == pc_sample_weight(q[0], i) &&
                    pc_sample_event(q[k], i) == pc_sample_event(q[0], i);
         for (int t = 0; same && t <= 5; t++)
@@ -270,12 +279,12 @@ TEST(group_samples_threads_same_order)
     pc_profile *p = q[0];
     int ordered = 1;
     for (size_t i = 1; ordered && i < N; i++)
-        if (p->sample.thread[i] == p->sample.thread[i - 1])
+        if (pc_sample_thread(p, i) == pc_sample_thread(p, i - 1))
             ordered = pc_sample_time(p, i) > pc_sample_time(p, i - 1) ||
                       (pc_sample_time(p, i) == pc_sample_time(p, i - 1) &&
                        p->sample.stack[i] > p->sample.stack[i - 1]);
         else
-            ordered = p->sample.thread[i] > p->sample.thread[i - 1];
+            ordered = pc_sample_thread(p, i) > pc_sample_thread(p, i - 1);
     T_CHECK(ordered);
     for (int k = 0; k < 3; k++)
         pc_profile_free(q[k]);
@@ -306,8 +315,8 @@ static int same_rows(const pc_profile *a, const pc_profile *b)
         return 0;
     for (size_t i = 0; i < a->sample.n; i++)
         if (a->sample.stack[i] != b->sample.stack[i] ||
-            a->sample.thread[i] != b->sample.thread[i] ||
-            pc_sample_time(a, i) != pc_sample_time(b, i) || a->sample.cpu[i] != b->sample.cpu[i])
+            pc_sample_thread(a, i) != pc_sample_thread(b, i) ||
+            pc_sample_time(a, i) != pc_sample_time(b, i) || pc_sample_cpu(a, i) != pc_sample_cpu(b, i))
             return 0;
     return memcmp(a->sample.first, b->sample.first,
                   (a->thread.n + 1) * sizeof *a->sample.first) == 0;
@@ -382,8 +391,8 @@ TEST(group_samples_tally_same_rows_as_a_pass)
                 pc_add_thread(f, 9, 9 + t, PC_NONE);
             for (size_t i = 0; f && i < N; i++)
                 if (keep[i])
-                    pc_add_sample(f, e->sample.thread[i], pc_sample_time(e, i),
-                                  e->sample.stack[i], 1, 0, e->sample.cpu[i]);
+                    pc_add_sample(f, pc_sample_thread(e, i), pc_sample_time(e, i),
+                                  e->sample.stack[i], 1, 0, pc_sample_cpu(e, i));
             if (f) {
                 T_EQ_INT(pc_group_samples_on(f, 2), 0);
                 T_CHECK(same_rows(d, f));
@@ -425,10 +434,10 @@ TEST(sample_reserve_keeps_columns_in_place)
         pc_add_sample(p, (uint32_t)(i % 2), 5 + i, (uint32_t)i * 3, 1, 0, (uint16_t)(i % 7));
     T_CHECK(!p->oom && p->sample.n == N + 1);
     T_CHECK(p->sample.time32 == time && p->sample.stack == stack);
-    int same = pc_sample_time(p, 0) == 5 && p->sample.stack[0] == 9 && p->sample.cpu[0] == 3;
+    int same = pc_sample_time(p, 0) == 5 && p->sample.stack[0] == 9 && pc_sample_cpu(p, 0) == 3;
     for (size_t i = 1; same && i <= N; i++)
         same = pc_sample_time(p, i) == 5 + i && p->sample.stack[i] == i * 3 &&
-               p->sample.thread[i] == i % 2 && p->sample.cpu[i] == i % 7;
+               pc_sample_thread(p, i) == i % 2 && pc_sample_cpu(p, i) == i % 7;
     T_CHECK(same);
     pc_profile_free(p);
 
@@ -481,8 +490,8 @@ TEST(group_samples_one_thread_out_of_order)
     int ordered = p->sample.n == N && p->sample.first[0] == 0 && p->sample.first[1] == N;
     for (size_t i = 0; ordered && i < N; i++) {
         uint32_t row = p->sample.stack[i];   /* the input position */
-        ordered = p->sample.thread[i] == 0 && pc_sample_weight(p, i) == (int64_t)row << 33 &&
-                  pc_sample_event(p, i) == row % 5 && p->sample.cpu[i] == row / 30 % 3;
+        ordered = pc_sample_thread(p, i) == 0 && pc_sample_weight(p, i) == (int64_t)row << 33 &&
+                  pc_sample_event(p, i) == row % 5 && pc_sample_cpu(p, i) == row / 30 % 3;
         if (ordered && i > 0)
             ordered = pc_sample_time(p, i) > pc_sample_time(p, i - 1) ||
                       (pc_sample_time(p, i) == pc_sample_time(p, i - 1) &&
@@ -493,7 +502,7 @@ TEST(group_samples_one_thread_out_of_order)
     for (size_t i = 0; same && i < N; i++)
         same = q[1]->sample.stack[i] == p->sample.stack[i] &&
                pc_sample_time(q[1], i) == pc_sample_time(p, i) &&
-               q[1]->sample.cpu[i] == p->sample.cpu[i];
+               pc_sample_cpu(q[1], i) == pc_sample_cpu(p, i);
     T_CHECK(same);
     pc_profile_free(q[0]);
     pc_profile_free(q[1]);
@@ -527,7 +536,7 @@ static void check_times(const uint32_t *thread, const uint64_t *time, size_t n, 
     size_t bad = 0;
     for (size_t k = 0; k < n; k++)
         bad += p->sample.stack[k] != want[k] || pc_sample_time(p, k) != time[want[k]] ||
-               p->sample.thread[k] != thread[want[k]];
+               pc_sample_thread(p, k) != thread[want[k]];
     T_EQ_INT(bad, 0);
     size_t m = 0;
     for (size_t k = 0; k < n; k++)

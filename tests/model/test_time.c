@@ -85,8 +85,9 @@ TEST(interval_is_the_median_of_clock_periods)
             pc_add_sample(p, th, 1000 * i, stack, w, (uint16_t)ev, PC_NO_CPU);
         }
         T_EQ_INT(p->oom, 0);
-        T_CHECK((layout == 1) == (p->sample.weight != NULL));
-        T_CHECK((layout == 3) == (p->sample.event != NULL));
+        T_CHECK((layout == 1) == (p->sample.weight.size == 8));
+        T_CHECK((layout == 2) == (p->sample.weight.size == 0));
+        T_CHECK((layout == 3) == (p->sample.event.size != 0));
         uint64_t want = interval_by_rule(p);
         T_CHECK(want > 1000);
         T_EQ_INT(pc_interval_ns(p), want);

@@ -97,7 +97,7 @@ char *folded_samples(const pc_profile *p)
 {
     lines l = {0};
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         char prefix[1024];
         snprintf(prefix, sizeof prefix, "%s;%s", process_of(p, t),
                  pc_str(&p->str, p->thread.name[t]));

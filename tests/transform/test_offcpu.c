@@ -78,7 +78,7 @@ TEST(offcpu_corpus_modes)
         for (size_t i = 0; i < p->sample.n; i++) {
             int found = 0;
             for (size_t k = 0; k < n && !found; k++)
-                found = ref[k][0] == p->thread.tid[p->sample.thread[i]] &&
+                found = ref[k][0] == p->thread.tid[pc_sample_thread(p, i)] &&
                         llabs(ref[k][1] - (long long)pc_sample_time(p, i)) <= 1000;
             if (found) {
                 matched += pc_sample_weight(p, i);

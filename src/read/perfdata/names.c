@@ -804,7 +804,7 @@ static int unwind_notes(finisher *f, pd_build *b)
         while (n-- > 0 && st != PC_NONE)
             st = pc_stack(p, st, path[n]);
         p->sample.stack[si] = st;
-        pc_add_marker(p, p->sample.thread[si], PC_MARK_UNWIND, uname, pc_sample_time(p, si),
+        pc_add_marker(p, pc_sample_thread(p, si), PC_MARK_UNWIND, uname, pc_sample_time(p, si),
                       pc_sample_time(p, si), pc_intern_cstr(p, full), (int64_t)u->raw_code,
                       u->addr);
     }

@@ -208,7 +208,7 @@ static int deobf_init(pf_reader *r, deobf *d)
     for (size_t t = 0; t < p->thread.n; t++)
         thread_pkg[t] = package_of_process(r, p->thread.pid[t]);
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t pkg = thread_pkg[p->sample.thread[i]];
+        uint32_t pkg = thread_pkg[pc_sample_thread(p, i)];
         if (pkg != PC_NONE)
             mark_stack(p, p->sample.stack[i], pkg, seen, d->frame_pkg);
     }

@@ -649,7 +649,7 @@ TEST_SLOW(linux_perf_threads)
             if (strcmp(leaf_of(p, i), pairs[k][0]) != 0)
                 continue;
             n++;
-            on += strcmp(str_of(p, p->thread.name[p->sample.thread[i]]), pairs[k][1]) == 0;
+            on += strcmp(str_of(p, p->thread.name[pc_sample_thread(p, i)]), pairs[k][1]) == 0;
         }
         T_CHECK(n > 0);
         if (on != n)
@@ -740,13 +740,13 @@ TEST_SLOW(linux_perf_dlopen_exec)
             if (strcmp(leaf_of(p, i), pairs[k][0]) != 0)
                 continue;
             n++;
-            int64_t t = p->thread.tid[p->sample.thread[i]];
+            int64_t t = p->thread.tid[pc_sample_thread(p, i)];
             if (tid < 0)
                 tid = t;
             if (t != tid)
                 t_fail(__FILE__, __LINE__, "dlopen_exec: a sample in %s is on tid %lld, not %lld",
                        pairs[k][0], (long long)t, (long long)tid);
-            on += strcmp(str_of(p, p->thread.name[p->sample.thread[i]]), pairs[k][1]) == 0;
+            on += strcmp(str_of(p, p->thread.name[pc_sample_thread(p, i)]), pairs[k][1]) == 0;
             char want[64];
             snprintf(want, sizeof want, "main;%s", pairs[k][0]);
             under_main += strstr(stack_text(p, p->sample.stack[i]), want) != NULL;

@@ -75,7 +75,7 @@ static char **sample_lines(const pc_profile *p, size_t *n, int no_event)
 {
     char **v = calloc(p->sample.n + 1, sizeof *v);
     for (size_t i = 0; i < p->sample.n; i++) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         const char *stack = p->sample.stack[i] == PC_NONE ? "" : stack_text(p, p->sample.stack[i]);
         size_t len = strlen(stack) + 128;
         v[i] = malloc(len);

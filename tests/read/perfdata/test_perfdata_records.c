@@ -128,11 +128,11 @@ TEST(perfdata_records_samples)
         T_CHECK(i != (size_t)-1);
         if (i == (size_t)-1)
             continue;
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_INT(p->thread.pid[t], 100);
         T_EQ_INT(p->thread.tid[t], want[k].tid);
         T_EQ_INT(pc_sample_weight(p, i), want[k].period);
-        T_EQ_INT(p->sample.cpu[i], want[k].cpu);
+        T_EQ_INT(pc_sample_cpu(p, i), want[k].cpu);
     }
     T_EQ_STR(stack_at(p, 1000), "app+0x100;app+0x1000");
     T_EQ_STR(stack_at(p, 3000), "app+0x100;app+0x1002");
@@ -173,7 +173,7 @@ TEST(perfdata_records_percpu)
         T_CHECK(i != (size_t)-1);
         if (i == (size_t)-1)
             continue;
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_INT(p->thread.pid[t], -1);
         T_EQ_INT(p->thread.tid[t], cpus[k]);
     }
@@ -655,7 +655,7 @@ TEST(perfdata_records_tid_back_in_its_process)
     if (t != PC_NONE) {
         size_t n = 0;
         for (size_t i = 0; i < p->sample.n; i++)
-            n += p->sample.thread[i] == t;
+            n += pc_sample_thread(p, i) == t;
         T_EQ_INT(n, 2);
     }
     pc_profile_free(p);
@@ -726,10 +726,10 @@ TEST(perfdata_records_sample_fields)
     T_EQ_INT(p->sample.n, 1);
     if (p->sample.n == 1) {
         T_EQ_INT(pc_sample_weight(p, 0), 4321);
-        T_EQ_INT(p->sample.cpu[0], 6);
+        T_EQ_INT(pc_sample_cpu(p, 0), 6);
         T_EQ_INT(pc_sample_time(p, 0), 1000);
         T_EQ_STR(stack_text(p, p->sample.stack[0]), "fields+0xbb0;fields+0xaa0");
-        uint32_t t = p->sample.thread[0];
+        uint32_t t = pc_sample_thread(p, 0);
         T_EQ_INT(p->thread.pid[t], 1200);
         T_EQ_INT(p->thread.tid[t], 1201);
         T_EQ_STR(str_of(p, p->thread.name[t]), "fields");

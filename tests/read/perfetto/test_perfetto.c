@@ -42,7 +42,7 @@ TEST(perfetto_perf_samples)
         T_EQ_INT(frame_category(p, "main"), PC_CAT_NATIVE);
         T_EQ_INT(frame_category(p, "ERROR MEMORY_INVALID"), PC_CAT_OTHER);
         /* CPU numbers are kept for --percpu. */
-        T_EQ_INT(p->sample.cpu[p->sample.first[render]], 1);
+        T_EQ_INT(pc_sample_cpu(p, p->sample.first[render]), 1);
         const char *log = log_capture_text();
         T_CONTAINS(log, "lost 7 kernel records");
         T_CONTAINS(log, "1 perf samples were skipped");

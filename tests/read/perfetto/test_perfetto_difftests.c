@@ -277,7 +277,7 @@ static const char *ss_leaf(const pc_profile *p, size_t i)
 static void ss_cpu(const dt *c, size_t r, size_t i)
 {
     const char *cpu = csv_get(&c->want, r, "cpu");
-    T_EQ_INT(c->p->sample.cpu[i], cpu ? csv_int(&c->want, r, "cpu") : PC_NO_CPU);
+    T_EQ_INT(pc_sample_cpu(c->p, i), cpu ? csv_int(&c->want, r, "cpu") : PC_NO_CPU);
 }
 
 /* Each row's sample: time, CPU, weight, the timebase as its event (ns
@@ -310,7 +310,7 @@ static void ck_ss_contexts(const dt *c)
         long long i = ss_at(p, csv_int(&c->want, r, "ts"));
         if (i < 0)
             continue;
-        int64_t pid = p->thread.pid[p->sample.thread[i]];
+        int64_t pid = p->thread.pid[pc_sample_thread(p, i)];
         const char *want = csv_get(&c->want, r, "process_name");
         if (want)
             T_EQ_STR(str_of(p, pc_process_name(p, pid)), want);
@@ -329,7 +329,7 @@ static void ck_ss_async(const dt *c)
     for (size_t r = 0; r < c->want.rows; r++) {
         long long i = ss_at(p, csv_int(&c->want, r, "ts"));
         if (i >= 0)
-            T_EQ_STR(str_of(p, pc_process_name(p, p->thread.pid[p->sample.thread[i]])),
+            T_EQ_STR(str_of(p, pc_process_name(p, p->thread.pid[pc_sample_thread(p, i)])),
                      csv_get(&c->want, r, "process_name"));
     }
     char want[64];

@@ -271,13 +271,13 @@ static int same_profile(const pc_profile *a, const pc_profile *b)
     for (size_t i = 0; i < n; i++)
         if (pc_sample_weight(a, i) != pc_sample_weight(b, i) ||
             pc_sample_event(a, i) != pc_sample_event(b, i) ||
-            pc_sample_time(a, i) != pc_sample_time(b, i))
+            pc_sample_time(a, i) != pc_sample_time(b, i) ||
+            pc_sample_cpu(a, i) != pc_sample_cpu(b, i) ||
+            pc_sample_thread(a, i) != pc_sample_thread(b, i))
             return 0;
     int same = SAME(a->sample.stack, b->sample.stack, n) &&
-               SAME(a->sample.cpu, b->sample.cpu, n) &&
                SAME(a->counter.value, b->counter.value, nc) &&
                SAME(a->counter.event, b->counter.event, nc) &&
-               SAME(a->sample.thread, b->sample.thread, n) &&
                SAME(a->stack.prefix, b->stack.prefix, ns) &&
                SAME(a->stack.frame, b->stack.frame, ns) &&
                SAME(a->heap.stack, b->heap.stack, a->heap.n) &&
@@ -334,7 +334,7 @@ static void same_at_any_threads(int long_n)
         size_t j = 0, wrong = 0, py = 0;
         for (size_t i = 0; i < p->sample.n; i++) {
             const char *got = stack_text(p, p->sample.stack[i]);
-            if (p->thread.tid[p->sample.thread[i]] == 101) {
+            if (p->thread.tid[pc_sample_thread(p, i)] == 101) {
                 py += strcmp(got, "py_main;py_work") == 0;
                 continue;
             }

@@ -174,10 +174,10 @@ TEST(perfetto_stack_sample_samples)
 
     t_case("stack_sample: interned task, CPU and callstack");
     if ((i = at_time(p, 1000)) >= 0) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_INT(p->thread.pid[t], 100);
         T_EQ_INT(p->thread.tid[t], 101);
-        T_EQ_INT(p->sample.cpu[i], 3);
+        T_EQ_INT(pc_sample_cpu(p, i), 3);
         T_EQ_STR(stack_text(p, p->sample.stack[i]), "main;work");
         T_EQ_INT(pc_sample_weight(p, i), 1000000);
         uint16_t ev = pc_sample_event(p, i);
@@ -187,10 +187,10 @@ TEST(perfetto_stack_sample_samples)
 
     t_case("stack_sample: inline task, CPU and callstack, with files and lines");
     if ((i = at_time(p, 2000)) >= 0) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_INT(p->thread.pid[t], 100);
         T_EQ_INT(p->thread.tid[t], 102);
-        T_EQ_INT(p->sample.cpu[i], 1);
+        T_EQ_INT(pc_sample_cpu(p, i), 1);
         /* The frame without a function name is named by its location. */
         T_EQ_STR(stack_text(p, p->sample.stack[i]), "main;handle;/src/lib.py:7");
         uint32_t s = p->sample.stack[i];
@@ -204,13 +204,13 @@ TEST(perfetto_stack_sample_samples)
 
     t_case("stack_sample: a process without a thread, a thread without a process");
     if ((i = at_time(p, 3000)) >= 0) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_INT(p->thread.pid[t], 100);
         T_EQ_INT(p->thread.tid[t], 100);
         T_EQ_STR(str_of(p, p->thread.name[t]), "com.example.py");
     }
     if ((i = at_time(p, 4000)) >= 0) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_INT(p->thread.pid[t], 300);
         T_EQ_INT(p->thread.tid[t], 200);
         T_EQ_STR(str_of(p, p->thread.name[t]), "worker");
@@ -218,9 +218,9 @@ TEST(perfetto_stack_sample_samples)
 
     t_case("stack_sample: no task");
     if ((i = at_time(p, 5000)) >= 0) {
-        uint32_t t = p->sample.thread[i];
+        uint32_t t = pc_sample_thread(p, i);
         T_EQ_STR(str_of(p, p->thread.name[t]), "[no task]");
-        T_EQ_INT(p->sample.cpu[i], PC_NO_CPU);
+        T_EQ_INT(pc_sample_cpu(p, i), PC_NO_CPU);
         /* The same inline frames as at 2000. */
         long long j = at_time(p, 2000);
         if (j >= 0)
@@ -321,8 +321,8 @@ TEST(perfetto_stack_sample_undefined)
     long long i = at_time(p, 1000);
     if (i >= 0) {
         T_EQ_INT(p->sample.stack[i], PC_NONE);
-        T_EQ_INT(p->sample.cpu[i], PC_NO_CPU);
-        T_EQ_STR(str_of(p, p->thread.name[p->sample.thread[i]]), "[no task]");
+        T_EQ_INT(pc_sample_cpu(p, i), PC_NO_CPU);
+        T_EQ_STR(str_of(p, p->thread.name[pc_sample_thread(p, i)]), "[no task]");
         /* The defaults' counter stands in for the undefined one. */
         T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, i)]), "wall-time (python.wall)");
     }

@@ -88,7 +88,7 @@ TEST(perfetto_track_event_callstacks)
             const char *s = stack_text(p, p->sample.stack[i]);
             load += strcmp(s, "Outer;Inner;Load") == 0;
             draw += strcmp(s, "main;Paint;Draw") == 0;
-            T_EQ_INT(p->thread.tid[p->sample.thread[i]], 101);
+            T_EQ_INT(p->thread.tid[pc_sample_thread(p, i)], 101);
             T_EQ_STR(str_of(p, p->event.name[pc_sample_event(p, i)]), "TrackEvent callstacks");
         }
         T_EQ_INT(load, 1);

@@ -113,7 +113,7 @@ TEST(perfscript_callchains)
         T_EQ_INT(pc_sample_time(p, i), 5000000100ULL);
         T_EQ_INT(pc_sample_time(p, i + 1), 5000250100ULL);
         T_EQ_INT(pc_sample_weight(p, i), 250000);
-        T_EQ_INT(p->sample.cpu[i], 2);
+        T_EQ_INT(pc_sample_cpu(p, i), 2);
         T_EQ_STR(stack_text(p, p->sample.stack[i]),
                  "[unknown];libbar.so.1+0x5678;"
                  "std::vector<int, std::allocator<int> >::push_back(int const&);"
@@ -197,7 +197,7 @@ TEST(perfscript_without_callchains)
         T_EQ_INT(thread_samples(p, t), 2);
         size_t i = p->sample.first[t];
         T_EQ_INT(pc_sample_time(p, i), 339728111000ULL);
-        T_EQ_INT(p->sample.cpu[i], PC_NO_CPU);
+        T_EQ_INT(pc_sample_cpu(p, i), PC_NO_CPU);
         T_EQ_STR(stack_text(p, p->sample.stack[i]), "init_cpu_features.constprop.0");
         T_EQ_INT(p->frame.addr[p->stack.frame[p->sample.stack[i]]], 0x7f9c4ee5ec1aULL);
         T_EQ_STR(stack_text(p, p->sample.stack[i + 1]), "next_uptodate_folio");

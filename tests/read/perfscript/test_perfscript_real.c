@@ -120,7 +120,7 @@ static void compare_report(const pc_profile *p, const char *report, const char *
             size_t ours = 0;
             for (size_t i = 0; i < p->sample.n; i++) {
                 uint32_t s = p->sample.stack[i];
-                if (s == PC_NONE || p->thread.tid[p->sample.thread[i]] != pid)
+                if (s == PC_NONE || p->thread.tid[pc_sample_thread(p, i)] != pid)
                     continue;
                 uint32_t f = p->frame.func[p->stack.frame[s]];
                 if (strcmp(pc_str(&p->str, p->func.name[f]), sym) == 0)
@@ -137,7 +137,7 @@ static void compare_report(const pc_profile *p, const char *report, const char *
                 continue;
             size_t ours = 0;
             for (size_t i = 0; i < p->sample.n; i++)
-                if (p->thread.tid[p->sample.thread[i]] == pid &&
+                if (p->thread.tid[pc_sample_thread(p, i)] == pid &&
                     strcmp(stack_text(p, p->sample.stack[i]), stack) == 0)
                     ours++;
             if (ours != n)
