@@ -1,5 +1,6 @@
 /* Rows ordered by thread and time: the order a stable sort gives, whatever
  * the input's runs and ties, and samples regrouped column by column. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -603,4 +604,183 @@ TEST(sample_times_narrow_then_wide)
     }
     free(th);
     free(tm);
+}
+
+/* A narrow column holds every value it is given, at the least width that
+ * holds them all around its first value, and widens at most four times:
+ * values near the first, either side; the ends of the 64-bit range; and
+ * a width asked for (least). */
+TEST(icol_values_at_the_least_width)
+{
+    rng_state = 0x3c6ef372fe94f82bULL;
+    enum { N = 3000 };
+    static uint64_t v[N];
+    const uint64_t firsts[4] = {0, 250000, UINT64_MAX, (uint64_t)INT64_MIN};
+    for (int f = 0; f < 4; f++) {
+        for (int spread = 0; spread < 5; spread++) {
+            t_case("first %d, spread %d", f, spread);
+            /* spread 0: one value; then within 100, 30,000, 2^31 - 1 and
+             * anywhere; the widest values come last. */
+            const uint64_t reach[5] = {0, 100, 30000, INT32_MAX, UINT64_MAX};
+            pc_icol c = {0};
+            int widened = 0;
+            uint8_t last = 0;
+            for (size_t i = 0; i < N; i++) {
+                uint64_t d = reach[spread] == UINT64_MAX ? (uint64_t)rnd()
+                             : reach[spread] == 0        ? (uint64_t)0
+                                                         : rnd() % (2 * reach[spread] + 1);
+                v[i] = firsts[f] + d - reach[spread] * (reach[spread] != UINT64_MAX);
+                if (i == 0)
+                    v[i] = firsts[f];
+                if (i == N - 1 && spread > 0 && spread < 4)
+                    v[i] = firsts[f] - reach[spread];  /* the far end below */
+                T_EQ_INT(pc_icol_make(&c, v[i], 0, i, N), 0);
+                pc_icol_put(&c, i, v[i]);
+                widened += c.size != last;
+                last = c.size;
+            }
+            const uint8_t want[5] = {0, 1, 2, 4, 8};
+            T_EQ_INT(c.size, want[spread]);
+            T_CHECK(widened <= 4);
+            int bad = 0;
+            for (size_t i = 0; i < N && !bad; i++)
+                bad = pc_icol_get(&c, i) != v[i];
+            T_CHECK(!bad);
+            /* Made 8 bytes wide on request: the same values. */
+            T_EQ_INT(pc_icol_make(&c, v[0], 8, N, N), 0);
+            T_EQ_INT(c.size, 8);
+            for (size_t i = 0; i < N && !bad; i++)
+                bad = pc_icol_get(&c, i) != v[i];
+            T_CHECK(!bad);
+            free(c.p);
+        }
+    }
+}
+
+/* Grouping by a thread column of 1, 2 and 4 bytes (100, 1,000 and 40,000
+ * threads), on 1, 3 and 8 threads: a stable sort's order every time, with
+ * the CPUs (some unknown) and weights travelling with their rows. */
+TEST(group_samples_thread_column_widths)
+{
+    enum { N = 150000 };
+    static uint32_t want[N], thread[N];
+    static uint64_t time[N];
+    const uint32_t nts[3] = {100, 1000, 40000};
+    const uint8_t widths[3] = {1, 2, 4};
+    const int threads[3] = {1, 3, 8};
+    for (int w = 0; w < 3; w++) {
+        for (int k = 0; k < 3; k++) {
+            t_case("%u threads, grouped on %d", (unsigned)nts[w], threads[k]);
+            rng_state = 0xbb67ae8584caa73bULL + (uint64_t)w;
+            pc_profile *p = pc_profile_new();
+            T_CHECK(p != NULL);
+            if (!p)
+                return;
+            for (uint32_t t = 0; t < nts[w]; t++)
+                pc_add_thread(p, 1, t, PC_NONE);
+            uint64_t clock[4] = {0};
+            for (size_t i = 0; i < N; i++) {
+                int cpu = (int)(i / 40 % 4);
+                clock[cpu] += below(3);
+                thread[i] = i == 0 ? nts[w] / 2 : (uint32_t)below((long)nts[w]);
+                time[i] = clock[cpu];
+                uint16_t c16 = i % 9 == 0 ? PC_NO_CPU : (uint16_t)(cpu * 30);
+                pc_add_sample(p, thread[i], time[i], (uint32_t)i, 1000 + (int64_t)(i % 77),
+                              0, c16);
+            }
+            T_EQ_INT(p->oom, 0);
+            T_EQ_INT(p->sample.thread.size, widths[w]);
+            T_EQ_INT(p->sample.cpu1.size, 1);
+            T_EQ_INT(p->sample.weight.size, 1);
+            T_EQ_INT(pc_group_samples_on(p, threads[k]), 0);
+            for (size_t i = 0; i < N; i++)
+                want[i] = (uint32_t)i;
+            sort_thread = thread;
+            sort_time = time;
+            qsort(want, N, sizeof *want, cmp_rows);
+            int bad = p->sample.n != N;
+            for (size_t i = 0; i < N && !bad; i++) {
+                uint32_t row = want[i];
+                bad = p->sample.stack[i] != row || pc_sample_thread(p, i) != thread[row] ||
+                      pc_sample_time(p, i) != time[row] ||
+                      pc_sample_weight(p, i) != 1000 + (int64_t)(row % 77) ||
+                      pc_sample_cpu(p, i) != (row % 9 == 0 ? PC_NO_CPU : row / 40 % 4 * 30);
+            }
+            for (uint32_t t = 0; t <= nts[w] && !bad; t++) {
+                size_t count = 0;
+                while (count < N && thread[want[count]] < t)
+                    count++;
+                bad = p->sample.first[t] != count;
+            }
+            T_CHECK(!bad);
+            pc_profile_free(p);
+        }
+    }
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/* The process's peak resident memory in kB, and its resident memory now
+ * (VmHWM, VmRSS), or -1 each where the system does not say. */
+static void memory_kb(long *hwm, long *rss)
+{
+    *hwm = *rss = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            *hwm = atol(line + 6);
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            *rss = atol(line + 6);
+    }
+    if (f)
+        fclose(f);
+}
+#endif
+
+/* Grouping takes hardly more memory than the table: the rows' columns
+ * move to blocks of their own as the pages they left are given back.
+ * 4M samples of 8 threads in interleaved runs (14 bytes a row: 56 MB);
+ * a spare column of 4 bytes a row would add 16 MB to the peak. */
+TEST(group_samples_peak_is_the_table)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    t_skip("the sanitizers' allocators keep freed memory");
+#else
+    enum { N = 4000000 };
+    pid_t child = fork();
+    if (child == 0) {
+        pc_profile *p = pc_profile_new();
+        int ok = p != NULL;
+        for (uint32_t t = 0; ok && t < 8; t++)
+            ok = pc_add_thread(p, 1, t, PC_NONE) != PC_NONE;
+        uint64_t clock[8] = {0};
+        for (size_t i = 0; ok && i < N; i++) {
+            int cpu = (int)(i / 64 % 8);
+            clock[cpu] += 1 + i % 3;
+            ok = pc_push_sample(p, (uint32_t)(i * 7 / 3 % 8), clock[cpu], (uint32_t)i,
+                                250000 + (int64_t)(i % 1000), 0, (uint16_t)cpu) == 0;
+        }
+        ok = ok && p->sample.thread.size == 1 && p->sample.weight.size == 2;
+        /* The peak from here on (clear_refs 5 resets it). */
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        int reset = f && fputs("5", f) >= 0;
+        if (f)
+            reset = (fclose(f) == 0) && reset;
+        long hwm0, rss0, hwm1, rss1;
+        memory_kb(&hwm0, &rss0);
+        ok = ok && pc_group_samples_on(p, 2) == 0;
+        memory_kb(&hwm1, &rss1);
+        pc_profile_free(p);
+        if (!reset || hwm0 < 0 || hwm1 < 0)
+            _exit(2);
+        /* At most 1 MB and 1 byte a row above the resident memory before. */
+        _exit(ok ? (hwm1 - rss0 <= 1024 + N / 1024 ? 0 : 1) : 3);
+    }
+    int status = 0;
+    T_CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+        t_skip("this system does not reset or report the peak resident memory");
+    else
+        T_EQ_INT(WEXITSTATUS(status), 0);
+#endif
 }
