@@ -265,6 +265,37 @@ uint32_t pc_process_name(const pc_profile *p, int64_t pid)
 
 enum { PREFAULT_ROWS = 1 << 15 };
 
+#define ICOL_READ(T)                                                           \
+    do {                                                                       \
+        const T *q_ = (const T *)c->p + lo;                                    \
+        for (size_t k = 0; k < n; k++)                                         \
+            out[k] = c->base + (uint64_t)(int64_t)q_[k];                       \
+    } while (0)
+
+void pc_icol_read(const pc_icol *c, size_t lo, size_t n, uint64_t *out)
+{
+    switch (c->size) {
+    case 1:
+        ICOL_READ(int8_t);
+        break;
+    case 2:
+        ICOL_READ(int16_t);
+        break;
+    case 4:
+        ICOL_READ(int32_t);
+        break;
+    case 8:
+        for (size_t k = 0; k < n; k++)
+            out[k] = c->base + ((const uint64_t *)c->p)[lo + k];
+        break;
+    default:
+        for (size_t k = 0; k < n; k++)
+            out[k] = c->base;
+        break;
+    }
+}
+#undef ICOL_READ
+
 /* c's size set to size, its bounds with it. */
 static void icol_size(pc_icol *c, uint8_t size)
 {

@@ -238,6 +238,10 @@ static inline void pc_icol_copy(pc_icol *c, size_t to, size_t from)
     }
 }
 
+/* The values of rows [lo, lo + n) into out: one test of the width for
+ * the block rather than one a row, for loops over many rows. */
+void pc_icol_read(const pc_icol *c, size_t lo, size_t n, uint64_t *out);
+
 /* Makes the column of n rows (room for cap) fit v, and at least least
  * bytes wide (0 for as narrow as it can be); with no rows yet, v becomes
  * base.  Returns 0, or -1 out of memory (the column is then as it

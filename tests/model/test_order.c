@@ -657,7 +657,7 @@ TEST(icol_values_at_the_least_width)
     }
 }
 
-/* Grouping by a thread column of 1, 2 and 4 bytes (100, 1,000 and 40,000
+/* Grouping by a thread column of 1, 2 and 4 bytes (100, 1,000 and 70,000
  * threads), on 1, 3 and 8 threads: a stable sort's order every time, with
  * the CPUs (some unknown) and weights travelling with their rows. */
 TEST(group_samples_thread_column_widths)
@@ -665,7 +665,7 @@ TEST(group_samples_thread_column_widths)
     enum { N = 150000 };
     static uint32_t want[N], thread[N];
     static uint64_t time[N];
-    const uint32_t nts[3] = {100, 1000, 40000};
+    const uint32_t nts[3] = {100, 1000, 70000};
     const uint8_t widths[3] = {1, 2, 4};
     const int threads[3] = {1, 3, 8};
     for (int w = 0; w < 3; w++) {
