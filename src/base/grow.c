@@ -1,9 +1,11 @@
 /* Allocation helpers (see grow.h). */
 #define _DEFAULT_SOURCE  /* madvise */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/grow.h"
 
@@ -31,10 +33,25 @@ int pc_grow_to(void *items, size_t *cap, size_t need, size_t size, size_t first)
     return 0;
 }
 
+/* The system's page size, asked once (4096 where it does not say): a
+ * hint given for pages of the wrong size would reach past the range on
+ * 16K- and 64K-page systems, madvise rounding its length up. */
+static uintptr_t page_size(void)
+{
+    static _Atomic uintptr_t size;
+    uintptr_t p = atomic_load_explicit(&size, memory_order_relaxed);
+    if (!p) {
+        long s = sysconf(_SC_PAGESIZE);
+        p = s > 0 && ((uintptr_t)s & ((uintptr_t)s - 1)) == 0 ? (uintptr_t)s : 4096;
+        atomic_store_explicit(&size, p, memory_order_relaxed);
+    }
+    return p;
+}
+
 void pc_prefault(void *base, size_t from, size_t to)
 {
 #ifdef MADV_POPULATE_WRITE
-    const uintptr_t page = 4096;
+    const uintptr_t page = page_size();
     uintptr_t a = ((uintptr_t)base + from + page - 1) & ~(page - 1);
     uintptr_t e = ((uintptr_t)base + to) & ~(page - 1);
     if (e > a)
@@ -48,7 +65,7 @@ void pc_prefault(void *base, size_t from, size_t to)
 
 void pc_release(void *base, size_t from, size_t to)
 {
-    const uintptr_t page = 4096;
+    const uintptr_t page = page_size();
     uintptr_t a = ((uintptr_t)base + from + page - 1) & ~(page - 1);
     uintptr_t e = ((uintptr_t)base + to) & ~(page - 1);
     if (e > a)

@@ -296,6 +296,35 @@ void pc_icol_read(const pc_icol *c, size_t lo, size_t n, uint64_t *out)
 }
 #undef ICOL_READ
 
+#define ICOL_FILL(T)                                                           \
+    do {                                                                       \
+        T *q_ = (T *)c->p;                                                     \
+        T d_ = (T)(int64_t)(v - c->base);                                      \
+        for (size_t i = lo; i < hi; i++)                                       \
+            q_[i] = d_;                                                        \
+    } while (0)
+
+void pc_icol_fill(pc_icol *c, size_t lo, size_t hi, uint64_t v)
+{
+    switch (c->size) {
+    case 1:
+        ICOL_FILL(int8_t);
+        break;
+    case 2:
+        ICOL_FILL(int16_t);
+        break;
+    case 4:
+        ICOL_FILL(int32_t);
+        break;
+    case 8:
+        ICOL_FILL(uint64_t);
+        break;
+    default:
+        break;
+    }
+}
+#undef ICOL_FILL
+
 /* c's size set to size, its bounds with it. */
 static void icol_size(pc_icol *c, uint8_t size)
 {
@@ -414,8 +443,8 @@ static int all_sample_cols(pc_profile *p, struct pc_col *cols)
     return nc;
 }
 
-/* Makes room for row i, its pages mapped and the weight and event
- * columns its values need; 0, or -1 out of memory. */
+/* Makes room for row i, its pages mapped and the columns as wide as its
+ * values need; 0, or -1 out of memory. */
 static int sample_room(pc_profile *p, size_t i, uint32_t thread, uint64_t time,
                        int64_t weight, uint16_t event, uint16_t cpu)
 {
@@ -503,8 +532,8 @@ int pc_push_sample(pc_profile *p, uint32_t thread, uint64_t time,
                    uint32_t stack, int64_t weight, uint16_t event, uint16_t cpu)
 {
     size_t i = p->sample.n;
-    /* Mostly the row has room, its pages are mapped, and its weight and
-     * event fit the columns as they are: then it is only stored. */
+    /* Mostly the row has room, its pages are mapped, and its values fit
+     * the columns as they are: then it is only stored. */
     int fits = i < p->sample.mapped && i < p->sample.cap && i > 0 &&
                (p->sample.time || fits_narrow(p, time)) &&
                pc_icol_fits(&p->sample.thread, thread) &&

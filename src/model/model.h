@@ -14,9 +14,10 @@
  *   threads    pid, tid, name;
  *   samples    columns (thread, time, stack, weight, event, cpu) with no
  *              per-sample allocation; stack may be PC_NONE (empty stack);
- *              weight and event take no room while they are the same for
- *              every sample, weights 4 bytes while they fit, and times 6
- *              while they are within 39 hours of the first;
+ *              thread, weight, event and cpu take as few bytes as their
+ *              values need (none while they are the same for every
+ *              sample), and times 6 while they are within 39 hours of
+ *              the first;
  *   switches   context switches (thread, time, on/off);
  *   markers    intervals or instants per thread with a small typed payload;
  *   counters   what an event counted on a thread over time, apart from
@@ -158,8 +159,9 @@ int pc_stree_freeze(pc_stree *t);
 
 /* A column of integers as narrow as its values let it be: row i holds its
  * value less base, signed, in size bytes (1, 2, 4 or 8), or no block at
- * all (size 0) while every row is base.  base is the first value given,
- * so values near it fit whichever side they lie; values are taken modulo
+ * all (size 0) while every row is base.  base is the first value given
+ * to an empty column (a column emptied keeps its base and width), so
+ * values near it fit whichever side they lie; values are taken modulo
  * 2^64, so 8 bytes hold any.  A value that does not fit makes the column
  * wider (pc_icol_make), at most four times in its life.  Read it with
  * pc_icol_get(); write a row that fits with pc_icol_put(). */
@@ -242,6 +244,9 @@ static inline void pc_icol_copy(pc_icol *c, size_t to, size_t from)
  * the block rather than one a row, for loops over many rows. */
 void pc_icol_read(const pc_icol *c, size_t lo, size_t n, uint64_t *out);
 
+/* Rows [lo, hi) set to v, which must fit. */
+void pc_icol_fill(pc_icol *c, size_t lo, size_t hi, uint64_t v);
+
 /* Makes the column of n rows (room for cap) fit v, and at least least
  * bytes wide (0 for as narrow as it can be); with no rows yet, v becomes
  * base.  Returns 0, or -1 out of memory (the column is then as it
@@ -304,7 +309,8 @@ struct pc_profile {
         /* Each row's thread, weight, event and CPU, as narrow as their
          * values let them be (see pc_icol): a Perfetto trace's samples of
          * 8 threads on 8 CPUs, one event and periods within 32K of each
-         * other take 4 bytes of the four rather than 14.  Read them with
+         * other take 4 bytes of the four rather than 10 (a 4-byte thread,
+         * 4-byte weights and a 2-byte CPU).  Read them with
          * pc_sample_thread(), pc_sample_weight(), pc_sample_event() and
          * pc_sample_cpu(). */
         pc_icol thread, weight, event;

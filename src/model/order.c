@@ -377,8 +377,9 @@ static int reorder(unsigned char *col, size_t size, const uint32_t *pos, size_t 
  * applied to each column in place.  Reading the times through an index
  * jumped about the time column, a cache miss a row, and moving whole
  * columns through the order again would map a block for each.  pos: a
- * row's room for each row; scratch of its own for the rest, a byte a row
- * of its largest thread to sort; w->failed is set where there is none. */
+ * row's room for each row, or NULL for room of its own, 4 bytes a row of
+ * its largest thread to sort; scratch of its own for the rest, a byte a
+ * row of that thread; w->failed is set where there is none. */
 static void sort_threads(part *w)
 {
     const size_t *first = w->first;
@@ -542,6 +543,8 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
     times tv = {time, NULL, NULL, 0};
     /* Thread ids below 2^31, as any table's are: a signed 4-byte column
      * of base 0 reads them as they are. */
+    if (nt > INT32_MAX)
+        return -1;
     pc_icol tc = {.size = 4, .half = (uint64_t)1 << 31, .mask = UINT32_MAX};
     memcpy(&tc.p, &thread, sizeof thread);
     int any = unsorted ? place_rows(&tc, &tv, n, nt, NULL, NULL, 0, perm, first, unsorted, 1)
@@ -577,8 +580,13 @@ static void count_threads(pc_profile *p)
 {
     size_t *first = p->sample.first, nt = p->thread.n;
     memset(first, 0, (nt + 1) * sizeof *first);
-    for (size_t i = 0; i < p->sample.n; i++)
-        first[pc_sample_thread(p, i) + 1]++;
+    uint64_t th[256];
+    for (size_t i = 0; i < p->sample.n; i += 256) {
+        size_t m = p->sample.n - i < 256 ? p->sample.n - i : 256;
+        pc_icol_read(&p->sample.thread, i, m, th);
+        for (size_t k = 0; k < m; k++)
+            first[th[k] + 1]++;
+    }
     for (size_t t = 0; t < nt; t++)
         first[t + 1] += first[t];
 }
@@ -586,6 +594,15 @@ static void count_threads(pc_profile *p)
 int pc_group_samples(pc_profile *p)
 {
     return pc_group_samples_on(p, 1);
+}
+
+/* Where grouping fails before a row moves, the rows stay as they were,
+ * not grouped, and so without sample.first.  Returns -1. */
+static int not_grouped(pc_profile *p)
+{
+    free(p->sample.first);
+    p->sample.first = NULL;
+    return -1;
 }
 
 /* Once rows have moved, a thread that cannot be sorted leaves a table
@@ -617,10 +634,15 @@ static void count_rows(part *w)
  * thread, or threads one after another in order. */
 static int grouped(const pc_icol *thread, size_t n)
 {
-    size_t i = 1;
-    while (i < n && pc_icol_get(thread, i) >= pc_icol_get(thread, i - 1))
-        i++;
-    return i >= n;
+    uint64_t t[257];
+    for (size_t i = 0; i + 1 < n; i += 256) {
+        size_t m = n - i < 257 ? n - i : 257;
+        pc_icol_read(thread, i, m, t);
+        for (size_t k = 1; k < m; k++)
+            if (t[k] < t[k - 1])
+                return 0;
+    }
+    return 1;
 }
 
 /* Moves the rows of the nc columns cols to where grouping puts them: each
@@ -712,7 +734,7 @@ int pc_group_samples_on(pc_profile *p, int threads)
     pc_tally_drop(p);
     if (any < 0) {
         free(unsorted);
-        return -1;
+        return not_grouped(p);
     }
     struct pc_col cols[PC_SAMPLE_COLS];
     int nc = pc_sample_cols(p, cols);
@@ -721,11 +743,11 @@ int pc_group_samples_on(pc_profile *p, int threads)
     if (!grouped(thread, n)) {
         /* The thread column does not move: it is written again from
          * first at the end.  With narrow times and columns the table is
-         * 14 bytes a sample for a Perfetto trace, and so is grouping's
-         * peak. */
+         * 14 bytes a sample for a Perfetto trace, and so is the peak of
+         * the moves; sorting a thread adds 5 bytes a row of it. */
         if (move_columns(thread, cols, nc, first, n, nt, nw) < 0) {
             free(unsorted);
-            return -1;
+            return not_grouped(p);
         }
         if (thread->size)
             fit(&thread->p, n * thread->size);
@@ -740,8 +762,7 @@ int pc_group_samples_on(pc_profile *p, int threads)
     if (sorted < 0)
         return group_failed(p);
     for (size_t t = 0; t < nt; t++)
-        for (size_t i = first[t]; i < first[t + 1]; i++)
-            pc_icol_put(thread, i, t);
+        pc_icol_fill(thread, first[t], first[t + 1], t);
     return 0;
 }
 
