@@ -265,6 +265,29 @@ uint32_t pc_process_name(const pc_profile *p, int64_t pid)
 
 enum { PREFAULT_ROWS = 1 << 15 };
 
+/* Runs EACH(T) with T the signed type of c's rows, for a column with a
+ * block; else NONE. */
+#define ICOL_BY_SIZE(c, EACH, NONE)                                            \
+    do {                                                                       \
+        switch ((c)->size) {                                                   \
+        case 1:                                                                \
+            EACH(int8_t);                                                      \
+            break;                                                             \
+        case 2:                                                                \
+            EACH(int16_t);                                                     \
+            break;                                                             \
+        case 4:                                                                \
+            EACH(int32_t);                                                     \
+            break;                                                             \
+        case 8:                                                                \
+            EACH(int64_t);                                                     \
+            break;                                                             \
+        default:                                                               \
+            NONE;                                                              \
+            break;                                                             \
+        }                                                                      \
+    } while (0)
+
 #define ICOL_READ(T)                                                           \
     do {                                                                       \
         const T *q_ = (const T *)c->p + lo;                                    \
@@ -274,25 +297,7 @@ enum { PREFAULT_ROWS = 1 << 15 };
 
 void pc_icol_read(const pc_icol *c, size_t lo, size_t n, uint64_t *out)
 {
-    switch (c->size) {
-    case 1:
-        ICOL_READ(int8_t);
-        break;
-    case 2:
-        ICOL_READ(int16_t);
-        break;
-    case 4:
-        ICOL_READ(int32_t);
-        break;
-    case 8:
-        for (size_t k = 0; k < n; k++)
-            out[k] = c->base + ((const uint64_t *)c->p)[lo + k];
-        break;
-    default:
-        for (size_t k = 0; k < n; k++)
-            out[k] = c->base;
-        break;
-    }
+    ICOL_BY_SIZE(c, ICOL_READ, for (size_t k = 0; k < n; k++) out[k] = c->base);
 }
 #undef ICOL_READ
 
@@ -306,24 +311,10 @@ void pc_icol_read(const pc_icol *c, size_t lo, size_t n, uint64_t *out)
 
 void pc_icol_fill(pc_icol *c, size_t lo, size_t hi, uint64_t v)
 {
-    switch (c->size) {
-    case 1:
-        ICOL_FILL(int8_t);
-        break;
-    case 2:
-        ICOL_FILL(int16_t);
-        break;
-    case 4:
-        ICOL_FILL(int32_t);
-        break;
-    case 8:
-        ICOL_FILL(uint64_t);
-        break;
-    default:
-        break;
-    }
+    ICOL_BY_SIZE(c, ICOL_FILL, (void)0);
 }
 #undef ICOL_FILL
+#undef ICOL_BY_SIZE
 
 /* c's size set to size, its bounds with it. */
 static void icol_size(pc_icol *c, uint8_t size)
