@@ -145,13 +145,7 @@ static void move_rows(part *w)
     for (size_t done = 0; done < w->hi - w->lo; done += STEP_ROWS) {
         size_t m = w->hi - w->lo - done < STEP_ROWS ? w->hi - w->lo - done : STEP_ROWS;
         size_t a = w->backward ? w->hi - done - m : w->lo + done;
-        if (w->thr_size == 0) {
-            for (size_t i = 0; i < m; i++)
-                at[i] = (uint32_t)(w->backward ? next[w->thr_base] - m + i : next[w->thr_base] + i);
-            next[w->thr_base] += w->backward ? -m : m;
-        } else {
-            BY_THREAD_SIZE(PLACES);
-        }
+        BY_THREAD_SIZE(PLACES);
         for (int c = 0; c < w->n_col; c++) {
             size_t size = w->col_size[c];
             if (size == 8)
@@ -646,10 +640,7 @@ static int group_failed(pc_profile *p)
 static void count_rows(part *w)
 {
     size_t *next = w->next;
-    if (w->thr_size == 0)
-        next[w->thr_base] += w->hi - w->lo;
-    else
-        BY_THREAD_SIZE(COUNT);
+    BY_THREAD_SIZE(COUNT);
 }
 
 /* Whether the n rows of the thread column are grouped already: one
@@ -676,6 +667,9 @@ static int grouped(const pc_icol *thread, size_t n)
 static int move_columns(const pc_icol *thread, const struct pc_col *cols, int nc,
                         const size_t *first, size_t n, size_t nt, int nw)
 {
+    /* A thread column of no block: one thread, its rows in place. */
+    if (thread->size == 0)
+        return 0;
     if (nw < 1)
         nw = 1;
     size_t *starts = calloc((size_t)nw * (nt + 1), sizeof *starts);
