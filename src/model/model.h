@@ -212,7 +212,7 @@ static inline void pc_icol_put(pc_icol *c, size_t i, uint64_t v)
         ((int32_t *)c->p)[i] = (int32_t)d;
         break;
     case 8:
-        ((uint64_t *)c->p)[i] = v - c->base;
+        ((uint64_t *)c->p)[i] = (uint64_t)d;
         break;
     default:
         break;
@@ -222,22 +222,7 @@ static inline void pc_icol_put(pc_icol *c, size_t i, uint64_t v)
 /* Copies row from to row to. */
 static inline void pc_icol_copy(pc_icol *c, size_t to, size_t from)
 {
-    switch (c->size) {
-    case 1:
-        ((int8_t *)c->p)[to] = ((const int8_t *)c->p)[from];
-        break;
-    case 2:
-        ((int16_t *)c->p)[to] = ((const int16_t *)c->p)[from];
-        break;
-    case 4:
-        ((int32_t *)c->p)[to] = ((const int32_t *)c->p)[from];
-        break;
-    case 8:
-        ((uint64_t *)c->p)[to] = ((const uint64_t *)c->p)[from];
-        break;
-    default:
-        break;
-    }
+    pc_icol_put(c, to, pc_icol_get(c, from));
 }
 
 /* The values of rows [lo, lo + n) into out: one test of the width for
