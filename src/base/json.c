@@ -1,11 +1,13 @@
 #include "base/json.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/escape.h"
 #include "base/grow.h"
+#include "base/thread.h"
 
 void jw_init(jw *w, pc_sink *s)
 {
@@ -524,4 +526,195 @@ void jw_sub_end(jw *w)
     w->outer.slab = -1;
     if (w->slabs->pass == 2)
         jw_slabs_flush(w->slabs);
+}
+
+/* ---- Columns made on several threads ---- */
+
+enum { POOL_MAX_THREADS = 32 };
+
+/* A chunk's text, made ahead of its turn. */
+typedef struct piece {
+    pc_sink *s;   /* a memory sink, emptied as its text is written out */
+    int done;
+} piece;
+
+struct jw_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;    /* helpers: a chunk to take, or stop */
+    pthread_cond_t ready;   /* the writer: a chunk made */
+    pthread_t *th;
+    int n_th, stop;
+    size_t rows;
+    /* The column being made, chunk k being rows [k * rows, (k + 1) *
+     * rows): next is the first chunk no thread has taken, out the first
+     * not yet written.  Chunk k waits in ring[k % n_ring], so none is
+     * taken n_ring or more ahead of out.  chunks is 0 between columns. */
+    piece *ring;
+    size_t n_ring;
+    jw_rows_fn fn;
+    const void *ctx;
+    size_t n, chunks, next, out;
+};
+
+/* Makes chunk k's rows in the piece's sink, after the chunks before it:
+ * every value takes a comma. */
+static void make_piece(jw_rows_fn fn, const void *ctx, size_t lo, size_t hi, pc_sink *s)
+{
+    jw w;
+    jw_init(&w, s);
+    w.depth = 1;
+    w.need_comma[1] = 1;
+    fn(&w, ctx, lo, hi);
+}
+
+/* Takes chunk pl->next, under pl->mu, and makes it in its piece. */
+static void take_piece(jw_pool *pl)
+{
+    size_t k = pl->next++;
+    piece *pc = &pl->ring[k % pl->n_ring];
+    jw_rows_fn fn = pl->fn;
+    const void *ctx = pl->ctx;
+    size_t lo = k * pl->rows, hi = pl->n - lo > pl->rows ? lo + pl->rows : pl->n;
+    pthread_mutex_unlock(&pl->mu);
+    make_piece(fn, ctx, lo, hi, pc->s);
+    pthread_mutex_lock(&pl->mu);
+    pc->done = 1;
+}
+
+static int can_take(const jw_pool *pl)
+{
+    return pl->next < pl->chunks && pl->next < pl->out + pl->n_ring;
+}
+
+static void *helper(void *arg)
+{
+    jw_pool *pl = arg;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->stop && !can_take(pl))
+            pthread_cond_wait(&pl->wake, &pl->mu);
+        if (pl->stop)
+            break;
+        take_piece(pl);
+        pthread_cond_signal(&pl->ready);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+void jw_pool_free(jw_pool *pl)
+{
+    if (!pl)
+        return;
+    pthread_mutex_lock(&pl->mu);
+    pl->stop = 1;
+    pthread_cond_broadcast(&pl->wake);
+    pthread_mutex_unlock(&pl->mu);
+    for (int k = 0; k < pl->n_th; k++)
+        pthread_join(pl->th[k], NULL);
+    for (size_t k = 0; k < pl->n_ring; k++)
+        sink_abort(pl->ring[k].s);
+    pthread_mutex_destroy(&pl->mu);
+    pthread_cond_destroy(&pl->wake);
+    pthread_cond_destroy(&pl->ready);
+    free(pl->ring);
+    free(pl->th);
+    free(pl);
+}
+
+jw_pool *jw_pool_new(int threads, size_t rows)
+{
+    if (threads < 2)
+        return NULL;
+    if (threads > POOL_MAX_THREADS)
+        threads = POOL_MAX_THREADS;
+    jw_pool *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return NULL;
+    pl->rows = rows ? rows : JW_POOL_ROWS;
+    pl->n_ring = 2 * (size_t)threads;
+    pl->ring = calloc(pl->n_ring, sizeof *pl->ring);
+    pl->th = malloc((size_t)(threads - 1) * sizeof *pl->th);
+    if (!pl->ring || !pl->th || pthread_mutex_init(&pl->mu, NULL) != 0) {
+        free(pl->ring);
+        free(pl->th);
+        free(pl);
+        return NULL;
+    }
+    pthread_cond_init(&pl->wake, NULL);
+    pthread_cond_init(&pl->ready, NULL);
+    pc_error err;
+    for (size_t k = 0; k < pl->n_ring; k++)
+        if (sink_open_memory(&pl->ring[k].s, 0, &err) != PC_OK) {
+            jw_pool_free(pl);
+            return NULL;
+        }
+    /* A helper's calls go no deeper than a column's value calls. */
+    while (pl->n_th < threads - 1 &&
+           pc_thread_start_sized(&pl->th[pl->n_th], helper, pl, (size_t)128 << 10) == 0)
+        pl->n_th++;
+    if (!pl->n_th) {
+        jw_pool_free(pl);
+        return NULL;
+    }
+    return pl;
+}
+
+void jw_rows(jw *w, int type, size_t n, jw_rows_fn fn, const void *ctx)
+{
+    jw_pool *pl = w->pool;
+    int text = !w->slabs || !type;
+    if (text)
+        jw_arr(w);
+    else
+        jw_col_begin(w, type);
+    if (!pl || !text || n <= pl->rows) {
+        fn(w, ctx, 0, n);
+    } else {
+        /* The writer makes chunk 0 in place, then writes out each chunk
+         * in turn: in place when no helper has taken it, else from its
+         * piece once made; while that piece is still being made, it
+         * makes one further on in a piece of its own rather than wait. */
+        pthread_mutex_lock(&pl->mu);
+        pl->fn = fn;
+        pl->ctx = ctx;
+        pl->n = n;
+        pl->chunks = (n - 1) / pl->rows + 1;
+        pl->next = 1;
+        pl->out = 0;
+        pthread_cond_broadcast(&pl->wake);
+        pthread_mutex_unlock(&pl->mu);
+        fn(w, ctx, 0, pl->rows);
+        pthread_mutex_lock(&pl->mu);
+        pl->out = 1;
+        while (pl->out < pl->chunks) {
+            size_t k = pl->out;
+            piece *pc = &pl->ring[k % pl->n_ring];
+            if (pl->next == k) {
+                pl->next++;
+                pthread_mutex_unlock(&pl->mu);
+                fn(w, ctx, k * pl->rows, n - k * pl->rows > pl->rows ? (k + 1) * pl->rows : n);
+                pthread_mutex_lock(&pl->mu);
+            } else if (pc->done) {
+                pthread_mutex_unlock(&pl->mu);
+                sink_move(pc->s, w->s);
+                pthread_mutex_lock(&pl->mu);
+                pc->done = 0;
+            } else if (can_take(pl)) {
+                take_piece(pl);
+                continue;
+            } else {
+                pthread_cond_wait(&pl->ready, &pl->mu);
+                continue;
+            }
+            pl->out++;
+            pthread_cond_broadcast(&pl->wake);
+        }
+        pl->chunks = pl->next = pl->out = 0;
+        pthread_mutex_unlock(&pl->mu);
+    }
+    if (text)
+        jw_arr_end(w);
+    else
+        jw_col_end(w);
 }

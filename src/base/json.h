@@ -62,6 +62,8 @@ void jw_slabs_flush(jw_slabs *sl);
 /* Pass 2: zeros up to offset at, or differ when out is past it. */
 void jw_slabs_pad(jw_slabs *sl, uint64_t at);
 
+typedef struct jw_pool jw_pool;
+
 typedef struct jw {
     pc_sink *s;
     int depth;
@@ -78,6 +80,9 @@ typedef struct jw {
         uint8_t need_comma[JW_MAX_DEPTH];
         long slab;
     } outer;
+    /* Threads that make the text of long columns (jw_rows), or NULL:
+     * set by the document's writer after jw_init. */
+    jw_pool *pool;
 } jw;
 
 void jw_init(jw *w, pc_sink *s);
@@ -119,6 +124,31 @@ void jw_col_u32s(jw *w, const uint32_t *v, size_t n);
 void jw_col_ms(jw *w, uint64_t ns);
 void jw_col_ms_signed(jw *w, int64_t ns);
 void jw_col_end(jw *w);
+
+/* Threads that help one document's writer make the text of its long
+ * columns (jw_rows): threads - 1 of them, the writer being the other.
+ * rows: the rows each takes at a time (a column of fewer is made by the
+ * writer alone), 0 for JW_POOL_ROWS; a chunk's text waits in
+ * memory until its turn, at most 2 * threads chunks at a time.  NULL
+ * where threads is below 2, or out of memory, or where no thread
+ * starts: the writer then makes every column itself, and the text is
+ * the same.  A pool serves one document's writer at a time. */
+#define JW_POOL_ROWS 16384
+jw_pool *jw_pool_new(int threads, size_t rows);
+void jw_pool_free(jw_pool *pool);
+
+/* Writes rows [lo, hi) of ctx to w: one value a row, each with the jw
+ * value calls (jw_col_* for a typed column).  It is called on the pool's
+ * threads at once, for separate rows, and must only read shared data. */
+typedef void (*jw_rows_fn)(jw *w, const void *ctx, size_t lo, size_t hi);
+
+/* A column of n rows, as jw_col_begin(type), fn(w, ctx, 0, n) and
+ * jw_col_end would write it, type 0 being a plain JSON array: made on
+ * w's pool, where it has one and the column is text, a chunk of rows on
+ * each thread at a time and the chunks written out in order.  The text
+ * is the same as from one thread's; it has the more CPU, a chunk's text
+ * being copied once more. */
+void jw_rows(jw *w, int type, size_t n, jw_rows_fn fn, const void *ctx);
 
 /* A value written between these two is, with slabs, a JSON slab of its
  * own (so that no one string of the file grows past what a browser can

@@ -411,6 +411,24 @@ void sink_abort(pc_sink *s)
     free(s);
 }
 
+void sink_move(pc_sink *from, pc_sink *to)
+{
+    if (from->failed) {
+        /* A memory sink fails only for want of memory. */
+        if (!to->failed) {
+            to->failed = from->failed;
+            snprintf(to->msg, sizeof to->msg, "%s: out of memory for the output", to->path);
+        }
+    } else {
+        sink_write(to, from->mem, from->mem_len);
+        sink_write(to, from->room.buf, from->room.len);
+    }
+    from->failed = 0;
+    from->mem_len = 0;
+    from->room.len = 0;
+    from->flushed = 0;
+}
+
 uint64_t sink_bytes(const pc_sink *s)
 {
     return s->flushed + s->room.len;

@@ -68,6 +68,12 @@ void sink_write(pc_sink *s, const void *data, size_t len);
  * are the same for any value.  Call before writing. */
 void sink_set_threads(pc_sink *s, int threads);
 
+/* Writes what the memory sink from (no gzip) holds to to, and empties
+ * from for its next use, keeping its buffers: the text one thread made
+ * for another to place.  A failure of from's (out of memory) becomes
+ * to's, in to's name.  Neither sink may be in use on another thread meanwhile. */
+void sink_move(pc_sink *from, pc_sink *to);
+
 /* Bytes written so far, before compression. */
 uint64_t sink_bytes(const pc_sink *s);
 

@@ -367,37 +367,55 @@ static void write_index_or_null(jw *w, uint32_t v)
         jw_uint(w, v);
 }
 
+/* The stack table's columns, for jw_rows: they have the most rows of
+ * the shared tables, and are written a run of values at a time. */
+typedef struct stack_cols {
+    const pc_merged *m;
+    const used *u;
+} stack_cols;
+
+enum { RUN = 1024 };
+
+static void stack_frame_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    const stack_cols *c = ctx;
+    uint32_t run[RUN];
+    for (size_t k0 = lo; k0 < hi; k0 += RUN) {
+        size_t n = hi - k0 < RUN ? hi - k0 : RUN;
+        for (size_t i = 0; i < n; i++)
+            run[i] = c->u->frame_idx[pc_gs_frame(c->m, stack_at(c->u, k0 + i))];
+        jw_col_u32s(w, run, n);
+    }
+}
+
+static void stack_prefix_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    const stack_cols *c = ctx;
+    uint32_t run[RUN];
+    for (size_t k0 = lo; k0 < hi; k0 += RUN) {
+        size_t n = hi - k0 < RUN ? hi - k0 : RUN;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = k0 + i;
+            uint32_t pre = c->m->gs_prefix[stack_at(c->u, k)];
+            run[i] = pre == PC_NONE ? 0 : (uint32_t)(k - stack_out(c->u, pre));
+        }
+        jw_col_u32s(w, run, n);
+    }
+}
+
 static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
                          const used *u)
 {
     jw_key(w, "shared");
     jw_obj(w);
 
-    /* The columns of the most rows, written a run of values at a time. */
-    uint32_t run[1024];
     jw_key(w, "stackTable");
     jw_obj(w);
+    stack_cols sc = {m, u};
     jw_key(w, "frame");
-    jw_col_begin(w, JW_SLAB_I32);
-    for (size_t k0 = 0; k0 < u->n_stacks; k0 += 1024) {
-        size_t n = u->n_stacks - k0 < 1024 ? u->n_stacks - k0 : 1024;
-        for (size_t i = 0; i < n; i++)
-            run[i] = u->frame_idx[pc_gs_frame(m, stack_at(u, k0 + i))];
-        jw_col_u32s(w, run, n);
-    }
-    jw_col_end(w);
+    jw_rows(w, JW_SLAB_I32, u->n_stacks, stack_frame_rows, &sc);
     jw_key(w, "prefixOffset");
-    jw_col_begin(w, JW_SLAB_I32);
-    for (size_t k0 = 0; k0 < u->n_stacks; k0 += 1024) {
-        size_t n = u->n_stacks - k0 < 1024 ? u->n_stacks - k0 : 1024;
-        for (size_t i = 0; i < n; i++) {
-            size_t k = k0 + i;
-            uint32_t pre = m->gs_prefix[stack_at(u, k)];
-            run[i] = pre == PC_NONE ? 0 : (uint32_t)(k - stack_out(u, pre));
-        }
-        jw_col_u32s(w, run, n);
-    }
-    jw_col_end(w);
+    jw_rows(w, JW_SLAB_I32, u->n_stacks, stack_prefix_rows, &sc);
     jw_key(w, "length");
     jw_uint(w, u->n_stacks);
     jw_obj_end(w);
@@ -564,59 +582,95 @@ static void write_shared(jw *w, const pc_profile *p, const pc_merged *m,
     jw_obj_end(w);
 }
 
+/* What a track's sample columns are made from, for jw_rows: rows count
+ * from the thread's first sample, a. */
+typedef struct sample_rows {
+    const pc_profile *p;
+    const pc_merged *m;
+    const used *u;
+    const track *k;
+    size_t a;
+    uint64_t start;
+    int weighted;
+} sample_rows;
+
+static void stack_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    const sample_rows *r = ctx;
+    const pc_profile *p = r->p;
+    for (size_t i = r->a + lo; i < r->a + hi; i++)
+        if (track_has(p, r->k, i))
+            write_index_or_null(w, p->sample.stack[i] == PC_NONE
+                                       ? PC_NONE
+                                       : stack_out(r->u, pc_gs_of(r->m, p->sample.stack[i])));
+}
+
+/* Deltas are short numbers and exact: times come from integers.  A
+ * chunk after the first (lo > 0) starts from the row before it, which
+ * is the track's own where rows are chunked at all (see write_samples). */
+static void delta_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    const sample_rows *r = ctx;
+    const pc_profile *p = r->p;
+    uint64_t prev = lo ? pc_sample_time(p, r->a + lo - 1) : r->start;
+    for (size_t i = r->a + lo; i < r->a + hi; i++)
+        if (track_has(p, r->k, i)) {
+            uint64_t t = pc_sample_time(p, i);
+            jw_col_ms(w, t - prev);
+            prev = t;
+        }
+}
+
+static void weight_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    const sample_rows *r = ctx;
+    const pc_profile *p = r->p;
+    if (p->thread.diff[r->k->thread]) {
+        /* The comparison thread: the base's samples count against. */
+        for (size_t i = r->a + lo; i < r->a + hi; i++) {
+            if (!track_has(p, r->k, i))
+                continue;
+            int64_t v = pc_sample_weight(p, i);
+            if (r->weighted)
+                jw_ms_signed(w, v);
+            else
+                jw_int(w, v < 0 ? -1 : 1);
+        }
+    } else {
+        for (size_t i = r->a + lo; i < r->a + hi; i++)
+            if (track_has(p, r->k, i))
+                jw_ms(w, pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 0);
+    }
+}
+
 static void write_samples(jw *w, const pc_profile *p, const pc_merged *m,
                           const used *u, const track *k, uint64_t start,
                           int weighted)
 {
     size_t a = p->sample.first[k->thread], b = p->sample.first[k->thread + 1];
+    sample_rows r = {p, m, u, k, a, start, weighted};
+    /* A track of half its thread's rows has fewer values than rows: it
+     * is made on this thread alone, in one go. */
+    jw_pool *pool = w->pool;
+    if (p->meta.offcpu_mode == PC_OFFCPU_ON_OFF)
+        w->pool = NULL;
     jw_key(w, "samples");
     jw_obj(w);
     jw_key(w, "stack");
-    jw_arr(w);
-    for (size_t i = a; i < b; i++)
-        if (track_has(p, k, i))
-            write_index_or_null(w, p->sample.stack[i] == PC_NONE
-                                       ? PC_NONE
-                                       : stack_out(u, pc_gs_of(m, p->sample.stack[i])));
-    jw_arr_end(w);
-    /* Deltas are short numbers and exact: times come from integers. */
+    jw_rows(w, 0, b - a, stack_rows, &r);
     jw_key(w, "timeDeltas");
-    jw_col_begin(w, JW_SLAB_F64);
-    uint64_t prev = start;
-    for (size_t i = a; i < b; i++)
-        if (track_has(p, k, i)) {
-            jw_col_ms(w, pc_sample_time(p, i) - prev);
-            prev = pc_sample_time(p, i);
-        }
-    jw_col_end(w);
+    jw_rows(w, JW_SLAB_F64, b - a, delta_rows, &r);
     jw_key(w, "weight");
-    if (p->thread.diff[k->thread]) {
-        /* The comparison thread: the base's samples count against. */
-        jw_arr(w);
-        for (size_t i = a; i < b; i++) {
-            if (!track_has(p, k, i))
-                continue;
-            int64_t v = pc_sample_weight(p, i);
-            if (weighted)
-                jw_ms_signed(w, v);
-            else
-                jw_int(w, v < 0 ? -1 : 1);
-        }
-        jw_arr_end(w);
-    } else if (weighted) {
-        jw_arr(w);
-        for (size_t i = a; i < b; i++)
-            if (track_has(p, k, i))
-                jw_ms(w, pc_sample_weight(p, i) > 0 ? (uint64_t)pc_sample_weight(p, i) : 0);
-        jw_arr_end(w);
-    } else {
+    if (p->thread.diff[k->thread] || weighted)
+        jw_rows(w, 0, b - a, weight_rows, &r);
+    else
         jw_null(w);
-    }
     jw_key(w, "weightType");
     jw_cstr(w, weighted ? "tracing-ms" : "samples");
     jw_key(w, "length");
     jw_uint(w, k->samples);
     jw_obj_end(w);
+    w->pool = pool;
 }
 
 static void write_markers(jw *w, const pc_profile *p, const used *u,
@@ -978,6 +1032,7 @@ typedef struct doc_in {
     const uint64_t *proc_start, *first, *last;
     uint64_t start;
     int weighted;
+    jw_pool *pool;   /* helpers for the long columns, or NULL */
 } doc_in;
 
 /* Writes the document to doc, its columns and JSON pieces to slabs when
@@ -1000,6 +1055,7 @@ static int write_doc(const doc_in *d, pc_sink *doc, jw_slabs *slabs)
     int st = 0;
     jw_init(&w, doc);
     w.slabs = slabs;
+    w.pool = d->pool;
     jw_obj(&w);
     pc_jw_fx_meta(&w, p, d->fm);
     jw_key(&w, "libs");
@@ -1224,8 +1280,16 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
             selected = k;
     pc_fx_meta fm = {0, main_of, focus, title, visible, n_tracks, selected};
 
+    /* Helpers where a column is long enough to be made a chunk at a
+     * time (see jw_pool_new): the samples of a thread, the stacks. */
+    size_t most = u.n_stacks;
+    for (size_t t = 0; t < nt; t++)
+        if (p->sample.first[t + 1] - p->sample.first[t] > most)
+            most = p->sample.first[t + 1] - p->sample.first[t];
     doc_in d = {p, &fm, &m, &u, &hs, tracks, n_tracks, main_of, owner, mperm, mfirst,
-                proc_start, first, last, pc_fx_zero(p), time_weighted(p)};
+                proc_start, first, last, pc_fx_zero(p), time_weighted(p),
+                most > 2 * JW_POOL_ROWS ? jw_pool_new(pc_thread_count(o->threads), 0)
+                                     : NULL};
     jw_slabs sl = {0};
     if (o->container != PC_CONTAINER_JSLB) {
         if (write_doc(&d, s, NULL) < 0)
@@ -1256,6 +1320,7 @@ int pc_write_firefox(const pc_profile *p, const pc_write_options *o, pc_sink *s,
             st = pc_jslb_end(&sl, data, size, err);
         free(data);
     }
+    jw_pool_free(d.pool);
     free(owner);
     free(counted);
     jw_slabs_free(&sl);

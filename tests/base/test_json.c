@@ -267,3 +267,98 @@ TEST(json_column_runs_as_one_by_one)
     free(one);
     free(runs);
 }
+
+/* Columns made a chunk at a time on a pool's threads (jw_rows) are the
+ * text one thread makes: every count of rows around the chunk size,
+ * values of every kind (null, numbers, milliseconds, strings), chunks
+ * whose text passes a sink's block, and several columns in one
+ * document, the pool serving them in turn. */
+static size_t rows_n;
+static jw_pool *rows_pool;
+static char big_text[700000];
+
+static void value_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    const uint64_t *mul = ctx;
+    for (size_t i = lo; i < hi; i++) {
+        if (i % 7 == 3)
+            jw_null(w);
+        else if (i % 5 == 1)
+            jw_ms(w, i * *mul + 1);
+        else
+            jw_uint(w, i * *mul);
+    }
+}
+
+static void ms_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    (void)ctx;
+    for (size_t i = lo; i < hi; i++)
+        jw_col_ms(w, i * 250001u);
+}
+
+/* Every row a string of 700 KB: a chunk of two passes a sink's block. */
+static void big_rows(jw *w, const void *ctx, size_t lo, size_t hi)
+{
+    (void)ctx;
+    for (size_t i = lo; i < hi; i++) {
+        char first = (char)('a' + i % 26);
+        jw_str_begin(w);
+        jw_str_part(w, &first, 1);
+        jw_str_part(w, big_text, sizeof big_text);
+        jw_str_end(w);
+    }
+}
+
+static void rows_doc(jw *w)
+{
+    static const uint64_t mul = 1000003;
+    w->pool = rows_pool;
+    jw_obj(w);
+    jw_key(w, "a");
+    jw_rows(w, 0, rows_n, value_rows, &mul);
+    jw_key(w, "b");
+    jw_rows(w, JW_SLAB_F64, rows_n, ms_rows, NULL);
+    jw_key(w, "c");
+    jw_rows(w, 0, rows_n < 5 ? rows_n : 5, big_rows, NULL);
+    jw_obj_end(w);
+}
+
+TEST(json_rows_threads_same_text)
+{
+    memset(big_text, 'x', sizeof big_text);
+    static const size_t counts[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 100, 1001};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        rows_n = counts[c];
+        rows_pool = NULL;
+        char *one = written(rows_doc);
+        T_CHECK(one != NULL);
+        if (!one)
+            return;
+        /* The text itself, as the calls one by one write it. */
+        if (rows_n == 9)
+            T_CHECK(strstr(one, "\"a\":[0,1.000004,2000006,null,4000012,5000015,6.000019,"
+                                "7000021,8000024],\"b\":[0,0.250001,0.500002,") != NULL);
+        if (rows_n == 0)
+            T_CHECK(strncmp(one, "{\"a\":[],\"b\":[],\"c\":[]}", 22) == 0);
+        static const int threads[] = {2, 3, 5};
+        static const size_t chunk[] = {1, 2, 3, 8};
+        for (size_t t = 0; t < 3; t++)
+            for (size_t k = 0; k < 4; k++) {
+                t_case("json_rows_threads_same_text: %zu rows, %d threads, %zu a chunk",
+                       rows_n, threads[t], chunk[k]);
+                rows_pool = jw_pool_new(threads[t], chunk[k]);
+                T_CHECK(rows_pool != NULL);
+                char *par = written(rows_doc);
+                jw_pool_free(rows_pool);
+                T_CHECK(par != NULL);
+                if (par && strcmp(par, one) != 0)
+                    t_fail(__FILE__, __LINE__, "not the text of one thread (%zu bytes, "
+                           "%zu expected)", strlen(par), strlen(one));
+                free(par);
+            }
+        free(one);
+    }
+    T_CHECK(jw_pool_new(1, 0) == NULL);
+    jw_pool_free(NULL);
+}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "corpus.h"
 #include "fixtures.h"
 #include "gecko_valid.h"
@@ -511,4 +512,117 @@ TEST(processed_stack_table_keeps_reached_stacks_many)
         T_EQ_STR(path, paths[i]);
     }
     j_free(root);
+}
+
+/* A profile of columns long enough for the writer's helpers (more than
+ * two chunks of JW_POOL_ROWS rows): a thread of N_LONG samples on a
+ * clock, each a stack of its own below one root (some samples have
+ * none), and a comparison thread whose weights count against. */
+enum { N_LONG = 3 * JW_POOL_ROWS + 123, N_CMP = 2 * JW_POOL_ROWS + 7 };
+
+static pc_profile *long_profile(void)
+{
+    pc_profile *p = pc_profile_new();
+    if (!p)
+        return NULL;
+    uint32_t res = pc_resource(p, pc_intern_cstr(p, "liblong.so"));
+    uint32_t ev = pc_event(p, pc_intern_cstr(p, "cpu-clock"), PC_UNIT_NS, 0);
+    uint32_t ta = pc_add_thread(p, 100, 100, pc_intern_cstr(p, "main"));
+    uint32_t tb = pc_add_thread(p, 100, 101, pc_intern_cstr(p, "base"));
+    if (tb != PC_NONE)
+        p->thread.diff[tb] = 1;
+    uint32_t frame[1 + 211 + 257];
+    for (size_t f = 0; f < sizeof frame / sizeof *frame; f++) {
+        char name[32];
+        snprintf(name, sizeof name, "fn%zu", f);
+        frame[f] = pc_add_frame(p, pc_func(p, pc_intern_cstr(p, name), res),
+                                0x1000 + 16 * f, PC_CAT_NATIVE, PC_EXEC_NATIVE);
+    }
+    uint32_t root = pc_stack(p, PC_NONE, frame[0]);
+    for (size_t i = 0; i < N_LONG; i++) {
+        /* (i % 211, i / 211 % 257) differ for every i below 54,227. */
+        uint32_t s = pc_stack(p, pc_stack(p, root, frame[1 + i % 211]),
+                              frame[212 + i / 211 % 257]);
+        pc_add_sample(p, ta, 1000000 * (uint64_t)i + i % 7 * 13, i % 50 ? s : PC_NONE,
+                      250000 + (int64_t)(i % 1000), (uint16_t)ev, PC_NO_CPU);
+        if (i < N_CMP)
+            pc_add_sample(p, tb, 1000000 * (uint64_t)i + 500, s, -1000 * (int64_t)(i % 3 + 1),
+                          (uint16_t)ev, PC_NO_CPU);
+    }
+    pc_note_extent(p);
+    if (p->oom || ta == PC_NONE || tb == PC_NONE || pc_group_samples(p) < 0) {
+        pc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static unsigned char *write_long(const pc_profile *p, int threads, int gzip, int container,
+                                 size_t *len)
+{
+    pc_write_options w;
+    pc_error err;
+    unsigned char *out = NULL;
+    pc_write_options_init(&w);
+    w.format = PC_FORMAT_FIREFOX;
+    w.threads = threads;
+    w.gzip = gzip;
+    w.container = container;
+    if (pc_write_memory(p, &w, &out, len, &err) != PC_OK) {
+        t_fail(__FILE__, __LINE__, "--threads %d: write failed: %s", threads, err.message);
+        return NULL;
+    }
+    return out;
+}
+
+/* Long columns made a chunk at a time on every core are the bytes one
+ * thread writes: plain, gzipped and in a JSLB container. */
+TEST(processed_long_columns_threads_same_bytes)
+{
+    pc_profile *p = long_profile();
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    jv *root = written(p, PC_FORMAT_FIREFOX);
+    if (root) {
+        const jv *threads = j_get(root, "threads");
+        T_EQ_INT(j_len(threads), 2);
+        const jv *main = j_at(threads, 0), *s = j_get(main, "samples");
+        T_EQ_INT(j_len(j_get(s, "stack")), N_LONG);
+        T_CHECK(j_at(j_get(s, "stack"), 50)->type == J_NULL);
+        T_CHECK(j_int(j_get(j_get(j_get(root, "shared"), "stackTable"), "length")) >
+                2 * JW_POOL_ROWS);
+        long long want = 0;
+        for (size_t i = 0; i < N_LONG; i++)
+            want += 250000 + (long long)(i % 1000);
+        T_EQ_INT(weight_ns(main), want);
+        /* Every delta is exact: their sum is the last sample's time. */
+        const jv *d = j_get(s, "timeDeltas");
+        double sum = 0;
+        for (size_t i = 0; i < j_len(d); i++)
+            sum += j_num(j_at(d, i));
+        T_CHECK(sum > (N_LONG - 1) * 1.0 - 0.01 && sum < (N_LONG - 1) * 1.0 + 0.01);
+        T_EQ_INT(weight_ns(j_at(threads, 1)) < 0, 1);
+    }
+    j_free(root);
+    static const struct {
+        int gzip, container;
+    } kinds[] = {{0, PC_CONTAINER_JSON}, {1, PC_CONTAINER_JSON}, {0, PC_CONTAINER_JSLB}};
+    for (size_t k = 0; k < 3; k++) {
+        size_t one_len = 0;
+        unsigned char *one = write_long(p, 1, kinds[k].gzip, kinds[k].container, &one_len);
+        static const int counts[] = {2, 3, 8};
+        for (size_t c = 0; one && c < 3; c++) {
+            t_case("processed_long_columns_threads_same_bytes: gzip %d, container %d, "
+                   "--threads %d", kinds[k].gzip, kinds[k].container, counts[c]);
+            size_t len = 0;
+            unsigned char *out = write_long(p, counts[c], kinds[k].gzip, kinds[k].container,
+                                            &len);
+            T_EQ_INT(len, one_len);
+            T_CHECK(out && len == one_len && memcmp(out, one, len) == 0);
+            free(out);
+        }
+        free(one);
+    }
+    pc_profile_free(p);
 }
