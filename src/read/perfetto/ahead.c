@@ -47,7 +47,7 @@ typedef struct framed {
     size_t at;            /* in the batch's bytes */
     size_t len;
     uint64_t off;         /* of the packet's first field in the input */
-    pf_quick q;           /* where scanned */
+    pf_quick q;
 } framed;
 
 typedef struct batch {
@@ -56,7 +56,6 @@ typedef struct batch {
     size_t n_bytes, cap_bytes;
     framed *pk;
     size_t n_pk, cap_pk;
-    int scanned;          /* its packets' q are filled (see fill) */
     int big;              /* then comes a big packet, framed in fr */
     int last;             /* the framing ended after these packets */
     int status;           /* how: PC_OK at the end of the input, else a
@@ -95,8 +94,7 @@ static int take(batch *b, const uint8_t *data, size_t n, uint64_t off)
     x->len = n;
     x->off = off;
     /* Scanned from the copy, which the copying brought into the cache. */
-    if (b->scanned)
-        pf_quick_scan(b->bytes + x->at, n, &x->q);
+    pf_quick_scan(b->bytes + x->at, n, &x->q);
     b->n_bytes += n;
     return 0;
 }
@@ -107,11 +105,10 @@ static int batch_full(const batch *b)
 }
 
 /* Frames packets into b until it is full, the input ends or the framing
- * fails; scans them too where scan is set. */
-static void fill(struct pf_ahead *q, batch *b, int scan)
+ * fails. */
+static void fill(struct pf_ahead *q, batch *b)
 {
     pc_input *in = q->in;
-    b->scanned = scan;
     b->n_bytes = b->n_pk = 0;
     b->big = b->last = 0;
     b->status = PC_OK;
@@ -163,18 +160,11 @@ static void *framer(void *arg)
         pthread_mutex_lock(&q->mu);
         while (!q->stop && b->full)
             pthread_cond_wait(&q->cv, &q->mu);
-        int stop = q->stop, waiting = 0;
-        for (int i = 0; i < N_SLOT; i++)
-            waiting += q->b[i].full;
+        int stop = q->stop;
         pthread_mutex_unlock(&q->mu);
         if (stop)
             break;
-        /* Scanning is half this thread's work: it scans while the reading
-         * thread has a batch in hand, and leaves the scan to it when it
-         * would wait.  A traced_perf trace of 1M samples, reused
-         * callstacks, kept this thread busy all its reading with the
-         * reading thread 40 % busy, when this thread scanned all. */
-        fill(q, b, waiting > 0);
+        fill(q, b);
         pthread_mutex_lock(&q->mu);
         b->full = 1;
         pthread_cond_broadcast(&q->cv);
@@ -198,8 +188,7 @@ static int apply(pf_reader *r, const batch *b)
         int st;
         if (i < b->n_pk) {
             const framed *x = &b->pk[i];
-            st = b->scanned ? pf_on_scanned(r, b->bytes + x->at, x->len, x->off, &x->q)
-                            : pf_on_packet(r, b->bytes + x->at, x->len, x->off);
+            st = pf_on_scanned(r, b->bytes + x->at, x->len, x->off, &x->q);
         } else if (b->big) {
             size_t n = (size_t)b->fr.n;
             st = pf_on_packet(r, src_ptr(r->in) + b->fr.hdr, n, b->fr.off + b->fr.hdr);
