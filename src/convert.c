@@ -296,9 +296,14 @@ void pc_profile_summary(const pc_profile *p, pc_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->threads = p->thread.n;
-    /* A comparison thread repeats the samples of the two inputs. */
-    for (size_t i = 0; i < p->sample.n; i++)
-        s->samples += !p->thread.diff[pc_sample_thread(p, i)];
+    /* A comparison thread repeats the samples of the two inputs.  Grouped,
+     * each thread's rows are one range. */
+    if (p->sample.first)
+        for (size_t t = 0; t < p->thread.n; t++)
+            s->samples += p->thread.diff[t] ? 0 : p->sample.first[t + 1] - p->sample.first[t];
+    else
+        for (size_t i = 0; i < p->sample.n; i++)
+            s->samples += !p->thread.diff[pc_sample_thread(p, i)];
     s->samples_read = p->sample.read;
     s->stacks = p->stack.n;
     s->frames = p->frame.n;
@@ -324,8 +329,12 @@ int pc_profile_pids(const pc_profile *p, int64_t **pids, size_t *n, pc_error *er
         free(v);
         return pc_fail(err, PC_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < p->sample.n; i++)
-        used[pc_sample_thread(p, i)] = 1;
+    if (p->sample.first)
+        for (size_t t = 0; t < nt; t++)
+            used[t] = p->sample.first[t + 1] > p->sample.first[t];
+    else
+        for (size_t i = 0; i < p->sample.n; i++)
+            used[pc_sample_thread(p, i)] = 1;
     for (size_t i = 0; i < p->heap.n; i++)
         used[p->heap.thread[i]] = 1;
     for (size_t i = 0; i < p->counter.n; i++)

@@ -45,8 +45,14 @@ int pc_select_events(pc_profile *p, const pc_options *o, pc_error *err)
         free(keep_ev);
         return pc_nomem(err);
     }
-    for (size_t i = 0; i < p->sample.n; i++)
-        count[pc_sample_event(p, i)]++;
+    /* A column of one event has no block to count through. */
+    if (p->sample.event.size == 0) {
+        if (p->sample.n)
+            count[pc_sample_event(p, 0)] = p->sample.n;
+    } else {
+        for (size_t i = 0; i < p->sample.n; i++)
+            count[pc_sample_event(p, i)]++;
+    }
 
     size_t chosen = ne;
     if (o->event) {

@@ -363,9 +363,21 @@ int pc_focus_thread(const pc_profile *p, const uint32_t *main_of, uint32_t *out)
             any[t] = n;
             on[t] = n > UINT64_MAX / w ? UINT64_MAX : n * w;
         }
+    } else if (!off && p->sample.first) {
+        /* Grouped, each thread's rows are one range: its weights are read
+         * a block at a time, with no thread column. */
+        uint64_t v[256];
+        for (size_t t = 0; t < nt; t++)
+            for (size_t i = p->sample.first[t]; i < p->sample.first[t + 1]; i += 256) {
+                size_t m = p->sample.first[t + 1] - i < 256 ? p->sample.first[t + 1] - i : 256;
+                pc_icol_read(&p->sample.weight, i, m, v);
+                for (size_t k = 0; k < m; k++) {
+                    uint64_t w = (int64_t)v[k] > 0 ? v[k] : 1;
+                    on[t] = on[t] > UINT64_MAX - w ? UINT64_MAX : on[t] + w;
+                }
+                any[t] += m;
+            }
     } else {
-        /* Grouped, each thread's rows are one range: no thread column to
-         * read. */
         for (size_t i = 0, t = 0; i < p->sample.n; i++) {
             if (!p->sample.first)
                 t = pc_sample_thread(p, i);

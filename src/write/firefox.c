@@ -273,7 +273,9 @@ static int time_weighted(const pc_profile *p)
 {
     uint8_t seen[256] = {0};
     int any = 0;
-    for (size_t i = 0; i < p->sample.n; i++) {
+    /* A column of one event: that event says it. */
+    size_t n = p->sample.event.size == 0 && p->sample.n ? 1 : p->sample.n;
+    for (size_t i = 0; i < n; i++) {
         uint16_t e = pc_sample_event(p, i);
         if (e < 256 && seen[e])
             continue;
