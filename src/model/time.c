@@ -176,6 +176,25 @@ static void pick_block(const pick_ctx *c, int what, size_t lo, size_t n, uint64_
     }
 }
 
+/* Whether pick(c, what, i) gives every row a value (none 0), known
+ * without reading the rows: clock periods where every row is of one
+ * on-CPU clock event, no frame is an off-CPU one, and the weight column's
+ * width leaves no room for a weight below 1 (a row holds its base plus
+ * an offset in [-half, half)).  Then the median's subset is every few
+ * rows, with no pass to count them: two passes over the weights of a
+ * million samples took 5 ms of the writing, on its one thread. */
+static int every_row_picks(const pick_ctx *c, int what)
+{
+    const pc_profile *p = c->p;
+    const pc_icol *w = &p->sample.weight;
+    if (what != CLOCK_PERIOD || c->offcpu_frames || !c->clock || p->sample.event.size ||
+        !p->sample.n || w->size == 8)
+        return 0;
+    uint16_t e = pc_sample_event(p, 0);
+    int64_t base = (int64_t)w->base, half = (int64_t)w->half;
+    return e < p->event.n && c->clock[e] && base > half && base <= INT64_MAX - half;
+}
+
 /* The median of the values that pick() gives for each sample (0: none),
  * taken over an evenly spread subset: as good as the exact one for a
  * nominal interval, and the sorting work stays bounded.  0 when no sample
@@ -186,20 +205,26 @@ static uint64_t median_of(const pick_ctx *c, int what)
     const pc_profile *p = c->p;
     uint64_t v[BLOCK];
     size_t count = 0, n = 0;
-    for (size_t lo = 0; lo < p->sample.n; lo += BLOCK) {
+    int every = every_row_picks(c, what);
+    for (size_t lo = 0; lo < p->sample.n && !every; lo += BLOCK) {
         size_t m = p->sample.n - lo < BLOCK ? p->sample.n - lo : BLOCK;
         pick_block(c, what, lo, m, v);
         for (size_t k = 0; k < m; k++)
             count += v[k] != 0;
     }
+    if (every)
+        count = p->sample.n;
     if (!count)
         return 0;
     size_t step = count / MAX_KEPT + 1, skip = 0;
     uint64_t *d = malloc((count / step + 1) * sizeof *d);
     if (!d)
         return 0;
-    /* Every step-th value: the first, then step - 1 passed over. */
-    for (size_t lo = 0; lo < p->sample.n; lo += BLOCK) {
+    /* Every step-th value: the first, then step - 1 passed over; where
+     * every row has one, every step-th row. */
+    for (size_t i = 0; every && i < p->sample.n; i += step)
+        d[n++] = pick(c, what, i);
+    for (size_t lo = 0; lo < p->sample.n && !every; lo += BLOCK) {
         size_t m = p->sample.n - lo < BLOCK ? p->sample.n - lo : BLOCK;
         pick_block(c, what, lo, m, v);
         for (size_t k = 0; k < m; k++)

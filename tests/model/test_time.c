@@ -43,11 +43,13 @@ static uint64_t interval_by_rule(const pc_profile *p)
 
 /* Layouts: one clock event with 4-byte weights; with 8-byte ones; with
  * one weight for all; two clocks and a count event (an event column);
- * and with an off-CPU leaf frame on some stacks (the general path). */
+ * with an off-CPU leaf frame on some stacks (the general path); and with
+ * 2-byte weights, which then cannot be below 1 (every row gives one,
+ * taken every few rows without a pass to count them). */
 TEST(interval_is_the_median_of_clock_periods)
 {
     enum { N = 150000 };
-    for (int layout = 0; layout < 5; layout++) {
+    for (int layout = 0; layout < 6; layout++) {
         t_case("layout %d", layout);
         rng_state = 0x6a09e667f3bcc909ULL + (uint64_t)layout;
         pc_profile *p = pc_profile_new();
@@ -72,6 +74,8 @@ TEST(interval_is_the_median_of_clock_periods)
                 w += (int64_t)below(3) << 32;
             if (layout == 2)
                 w = 250000;
+            if (layout == 5)
+                w = 250000 + (int64_t)below(20000);
             if (layout == 3) {
                 ev = below(2) == 0 ? cyc : below(2) ? tck : clk;
                 /* Cycles are no time: counted, they would move the median. */
@@ -88,6 +92,7 @@ TEST(interval_is_the_median_of_clock_periods)
         T_CHECK((layout == 1) == (p->sample.weight.size == 8));
         T_CHECK((layout == 2) == (p->sample.weight.size == 0));
         T_CHECK((layout == 3) == (p->sample.event.size != 0));
+        T_CHECK((layout == 5) == (p->sample.weight.size == 2));
         uint64_t want = interval_by_rule(p);
         T_CHECK(want > 1000);
         T_EQ_INT(pc_interval_ns(p), want);
