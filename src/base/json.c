@@ -530,7 +530,10 @@ void jw_sub_end(jw *w)
 
 /* ---- Columns made on several threads ---- */
 
-enum { POOL_MAX_THREADS = 32 };
+/* Text is made faster than it is compressed: more helpers than this
+ * would only hold more chunks (a 1 MiB buffer each, of address space
+ * under --max-memory). */
+enum { POOL_MAX_THREADS = 8 };
 
 /* A chunk's text, made ahead of its turn. */
 typedef struct piece {

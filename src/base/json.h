@@ -126,7 +126,8 @@ void jw_col_ms_signed(jw *w, int64_t ns);
 void jw_col_end(jw *w);
 
 /* Threads that help one document's writer make the text of its long
- * columns (jw_rows): threads - 1 of them, the writer being the other.
+ * columns (jw_rows): threads - 1 of them (at most 7), the writer being
+ * the other.
  * rows: the rows each takes at a time (a column of fewer is made by the
  * writer alone), 0 for JW_POOL_ROWS; a chunk's text waits in
  * memory until its turn, at most 2 * threads chunks at a time.  NULL
