@@ -362,3 +362,40 @@ TEST(json_rows_threads_same_text)
     T_CHECK(jw_pool_new(1, 0) == NULL);
     jw_pool_free(NULL);
 }
+
+/* Every fraction of a millisecond, 0 to 999,999 ns, after 3 ms and after
+ * 12 ms: the digits come three at a time, their trailing zeros from a
+ * table. */
+static void every_fraction(jw *w)
+{
+    jw_arr(w);
+    for (uint64_t f = 0; f < 1000000; f++)
+        jw_ms(w, (f % 2 ? 3000000 : 12000000) + f);
+    jw_arr_end(w);
+}
+
+TEST(json_ms_every_fraction)
+{
+    char *s = written(every_fraction);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    const char *at = s + 1;
+    for (uint64_t f = 0; f < 1000000; f++) {
+        char want[32];
+        int n = snprintf(want, sizeof want, "%d.%06llu", f % 2 ? 3 : 12, (unsigned long long)f);
+        while (want[n - 1] == '0')
+            want[--n] = 0;
+        if (want[n - 1] == '.')
+            want[--n] = 0;
+        size_t len = strcspn(at, ",]");
+        if (len != (size_t)n || memcmp(at, want, len) != 0) {
+            t_fail(__FILE__, __LINE__, "fraction %llu: got %.*s, want %s",
+                   (unsigned long long)f, (int)len, at, want);
+            break;
+        }
+        at += len + 1;
+    }
+    T_EQ_INT(*at, 0);
+    free(s);
+}
