@@ -306,18 +306,67 @@ static int packet_field_type(uint32_t n)
  * other packet (defaults, a cleared or lost state, another payload, a
  * wire type out of place, an unusual encoding) leaves q->ok clear, and
  * the general path reads it. */
+/* A length-delimited field where it comes next, its tag the bytes t0
+ * and t1 (t1 0 for a tag of one byte): 1 with its bytes at *at, *n of
+ * them, and *pp past them; 0 where the next field is another; -1 where
+ * its length is broken or runs past end. */
+static inline int len_next(const uint8_t **pp, const uint8_t *end, uint8_t t0, uint8_t t1,
+                           const uint8_t **at, uint64_t *n)
+{
+    const uint8_t *p = *pp;
+    size_t tag_len = t1 ? 2 : 1;
+    if ((size_t)(end - p) < tag_len || p[0] != t0 || (t1 && p[1] != t1))
+        return 0;
+    p += tag_len;
+    if (!pb_varint9(&p, end, n) || *n > (uint64_t)(end - p))
+        return -1;
+    *at = p;
+    *pp = p + *n;
+    return 1;
+}
+
 void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
 {
-    const uint8_t *p = data, *end = data + len, *sample = NULL;
-    uint64_t sample_len = 0;
+    const uint8_t *p = data, *end = data + len, *sample = NULL, *at;
+    uint64_t sample_len = 0, v, n;
     memset(q, 0, sizeof *q);
+    /* The fields as producers write them, each tag checked where it
+     * comes: traced_perf writes 13, 8, 12 (its interned data, perhaps
+     * empty) and 66, and the service adds 3 and 10 after them; the
+     * project's own encoder writes 10, 13, 8, 12 (where a callstack is
+     * new) and 66.  The loop below reads whatever comes otherwise, as it
+     * reads any order. */
+    int got;
+    if ((got = pb_next_is(&p, end, TP_SEQUENCE_ID, &v)) > 0)
+        q->seq_id = (uint32_t)v;
+    if (got >= 0 && (got = pb_next_is(&p, end, TP_SEQUENCE_FLAGS, &v)) > 0)
+        q->flags = (uint32_t)v;
+    if (got >= 0 && (got = pb_next_is(&p, end, TP_TIMESTAMP, &v)) > 0) {
+        q->pk.ts = v;
+        q->pk.has_ts = 1;
+    }
+    if (got >= 0 && (got = len_next(&p, end, TP_INTERNED_DATA << 3 | PB_LEN, 0, &at, &n)) > 0) {
+        q->interned_at = (uint32_t)(at - data);
+        q->interned_len = (uint32_t)n;
+        q->has_interned = 1;
+    }
+    /* 66 << 3 | 2 is 530: two bytes of varint, 0x92 0x04. */
+    if (got >= 0 && (got = len_next(&p, end, 0x92, 0x04, &at, &n)) > 0) {
+        sample = at;
+        sample_len = n;
+    }
+    if (got >= 0)
+        got = pb_next_is(&p, end, 3, &v);  /* trusted_uid: not read */
+    if (got >= 0 && (got = pb_next_is(&p, end, TP_SEQUENCE_ID, &v)) > 0)
+        q->seq_id = (uint32_t)v;
+    if (got < 0)
+        return;
     while (p < end) {
-        uint64_t tag, v;
+        uint64_t tag;
         if (!pb_varint9(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
             return;
         uint32_t number = (uint32_t)(tag >> 3);
         if ((tag & 7) == PB_LEN && (number == TP_PERF_SAMPLE || number == TP_INTERNED_DATA)) {
-            uint64_t n;
             if (!pb_varint9(&p, end, &n) || n > (uint64_t)(end - p))
                 return;
             if (number == TP_PERF_SAMPLE) {

@@ -26,7 +26,7 @@ enum {
     V_UNKNOWN_SAMPLE_FIELD, V_COUNT_ONLY, V_BARE, V_CPU_BEYOND, V_NO_CPU, V_LONG_TID,
     V_WIDE_PID, V_UNDEFINED_CALLSTACK, V_STATE_NEEDED, V_NEW_SEQUENCE, V_NO_TIME,
     V_NEW_CALLSTACK, V_NEW_PACKED, V_NEW_IID_LAST, V_NEW_EMPTY, V_NEW_LONG_FRAME,
-    V_NEW_FRAME, V_NEW_FRAME_KIND, V_COUNT
+    V_NEW_FRAME, V_NEW_FRAME_KIND, V_PRODUCER_ORDER, V_COUNT
 };
 
 /* A varint written in n bytes, its value v (n at least what v needs). */
@@ -43,6 +43,17 @@ static void padded_varint(pb_buf *b, uint64_t v, int n)
 static void sample_of(pb_buf *b, int v, uint64_t k)
 {
     size_t m = pb_begin(b, PERF_SAMPLE);
+    if (v == V_PRODUCER_ORDER) {
+        /* traced_perf's order: the callstack after the count. */
+        pb_uint(b, 1, k % 3);
+        pb_uint(b, 2, 100);
+        pb_uint(b, 3, 100 + k % 2);
+        pb_uint(b, 5, 2);
+        pb_uint(b, 6, 1000 * k);
+        pb_uint(b, 4, 1 + k % 2);
+        pb_end(b, m);
+        return;
+    }
     if (v != V_NO_CPU)
         pb_uint(b, 1, v == V_CPU_BEYOND ? 5000 : k % 3);
     pb_uint(b, 2, v == V_WIDE_PID ? 3000000000u : 100);
@@ -132,7 +143,16 @@ static void variant_packet(pb_buf *b, int v, uint64_t k, uint64_t t, int forced)
     if (v >= V_NEW_CALLSTACK)
         new_callstack(b, v, k, forced);
     uint32_t seq = v == V_STATE_NEEDED ? 7 : v == V_NEW_SEQUENCE ? 8 : 1;
-    if (v == V_REORDERED) {
+    if (v == V_PRODUCER_ORDER) {
+        /* As traced_perf writes a packet (its interned data empty) and
+         * the service adds its trusted uid and sequence after. */
+        pb_uint(b, PFE_FLAGS, 2);
+        pb_uint(b, PFE_TIMESTAMP, t);
+        pb_end(b, pb_begin(b, 12));
+        sample_of(b, v, k);
+        pb_uint(b, TP_TRUSTED_UID, 10000);
+        pb_uint(b, PFE_SEQ, seq);
+    } else if (v == V_REORDERED) {
         sample_of(b, v, k);
         pb_uint(b, PFE_TIMESTAMP, t);
         pb_uint(b, PFE_FLAGS, 2);
@@ -237,6 +257,24 @@ TEST(perfetto_quick_sample_decoder)
     T_CHECK(f.count == ((uint64_t)1 << 62) + 5);
     T_EQ_INT(f.err, 4);
     T_CHECK(f.has_cpu && f.has_cs && f.has_count && f.has_err);
+    /* traced_perf's order, the callstack after the count; and a
+     * callstack in both places, the later one kept. */
+    for (int twice = 0; twice < 2; twice++) {
+        b.len = 0;
+        pb_uint(&b, 1, 2);
+        pb_uint(&b, 2, 10);
+        pb_uint(&b, 3, 11);
+        if (twice)
+            pb_uint(&b, 4, 5);
+        pb_uint(&b, 5, 1);
+        pb_uint(&b, 6, 300);
+        pb_uint(&b, 4, 6);
+        pb_uint(&b, 16, 3);
+        T_EQ_INT(pf_perf_sample_quick(b.data, b.data + b.len, &f), 1);
+        T_CHECK(f.cpu == 2 && f.pid == 10 && f.tid == 11 && f.count == 300 && f.cs == 6 &&
+                f.err == 3);
+        T_CHECK(f.has_cpu && f.has_cs && f.has_count && f.has_err);
+    }
     b.len = 0;
     pb_uint(&b, 2, 1);
     T_EQ_INT(pf_perf_sample_quick(b.data, b.data + b.len, &f), 1);
