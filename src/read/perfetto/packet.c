@@ -325,11 +325,12 @@ static inline int len_next(const uint8_t **pp, const uint8_t *end, uint8_t t0, u
     return 1;
 }
 
-void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
+/* pf_quick_scan's pass: 1 for the common shape, *q filled, or 0; the
+ * sample's fields are filled by its decoder, which clears them first. */
+static int scan(const uint8_t *data, size_t len, pf_quick *q)
 {
     const uint8_t *p = data, *end = data + len, *sample = NULL, *at;
     uint64_t sample_len = 0, v, n;
-    memset(q, 0, sizeof *q);
     /* The fields as producers write them, each tag checked where it
      * comes: traced_perf writes 13, 8, 12 (its interned data, perhaps
      * empty) and 66, and the service adds 3 and 10 after them; the
@@ -360,15 +361,15 @@ void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
     if (got >= 0 && (got = pb_next_is(&p, end, TP_SEQUENCE_ID, &v)) > 0)
         q->seq_id = (uint32_t)v;
     if (got < 0)
-        return;
+        return 0;
     while (p < end) {
         uint64_t tag;
         if (!pb_varint9(&p, end, &tag) || tag >> 3 == 0 || tag >> 32)
-            return;
+            return 0;
         uint32_t number = (uint32_t)(tag >> 3);
         if ((tag & 7) == PB_LEN && (number == TP_PERF_SAMPLE || number == TP_INTERNED_DATA)) {
             if (!pb_varint9(&p, end, &n) || n > (uint64_t)(end - p))
-                return;
+                return 0;
             if (number == TP_PERF_SAMPLE) {
                 sample = p;
                 sample_len = n;
@@ -381,7 +382,7 @@ void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
             continue;
         }
         if ((tag & 7) != PB_VARINT || !pb_varint9(&p, end, &v))
-            return;
+            return 0;
         switch (number) {
         case TP_TIMESTAMP: q->pk.ts = v; q->pk.has_ts = 1; break;
         case TP_CLOCK_ID: q->pk.clock_id = (uint32_t)v; q->pk.has_clock = 1; break;
@@ -392,13 +393,24 @@ void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
             /* Unknown fields are passed over; a known one is another
              * kind of packet (or a cleared or lost state). */
             if (packet_field_type(number) >= 0)
-                return;
+                return 0;
         }
     }
-    if (!sample || (q->flags & SEQ_CLEARED) || len > UINT32_MAX ||
-        !pf_perf_sample_quick(sample, sample + sample_len, &q->f))
-        return;
-    q->ok = 1;
+    return sample && !(q->flags & SEQ_CLEARED) && len <= UINT32_MAX &&
+           pf_perf_sample_quick(sample, sample + sample_len, &q->f);
+}
+
+void pf_quick_scan(const uint8_t *data, size_t len, pf_quick *q)
+{
+    /* Each field cleared once: the sample's by its decoder, where the
+     * scan reaches it, else here.  A memset of the whole and a second of
+     * the sample's took 7 % of the scan. */
+    memset(&q->pk, 0, sizeof q->pk);
+    q->seq_id = q->flags = q->interned_at = q->interned_len = 0;
+    q->has_interned = 0;
+    q->ok = (uint8_t)scan(data, len, q);
+    if (!q->ok)
+        memset(&q->f, 0, sizeof q->f);
 }
 
 /* The state a scanned packet changes, as the general path would. */
