@@ -296,13 +296,7 @@ static int start(pf_reader *r)
     if (r->pipe_state != PF_PIPE_WAITING || ++r->pipe_count < START_AFTER)
         return r->pipe_state == PF_PIPE_RUNNING;
     r->pipe_state = PF_PIPE_OFF;
-    /* A core for each thread: with packets framed ahead (ahead.c), that
-     * thread has one, and a second thread here would share the reading
-     * thread's.  On two cores it gained nothing with 47 % of samples
-     * bringing a new callstack (reading 1M: 505 ms against 508, medians
-     * of 8), and cost 5 % where callstacks are reused (70-74 ms against
-     * 77-90, medians of 20 and 25 alternating runs). */
-    if (pc_thread_count(r->o->threads) < (r->ahead ? 3 : 2) || r->p->stack.n >= TICKET_BIT)
+    if (pc_thread_count(r->o->threads) < 2 || r->p->stack.n >= TICKET_BIT)
         return 0;
     struct pf_pipe *q = calloc(1, sizeof *q);
     if (!q)
