@@ -143,15 +143,14 @@ static void many_millis(jw *w)
     jw_arr_end(w);
 }
 
-TEST(json_ms_matches_reference_for_many_values)
+/* Whether s, an array of count millisecond values, holds value(k) for
+ * each k as the shortest exact decimal, checked against snprintf; fails
+ * the test at the first that is not. */
+static void ms_values_match(const char *s, uint64_t count, uint64_t (*value)(uint64_t))
 {
-    char *s = written(many_millis);
-    T_CHECK(s != NULL);
-    if (!s)
-        return;
     const char *at = s + 1;
-    for (uint64_t k = 0; k < MS_VALUES; k++) {
-        uint64_t v = ms_value(k);
+    for (uint64_t k = 0; k < count; k++) {
+        uint64_t v = value(k);
         char want[48];
         int n = snprintf(want, sizeof want, "%llu.%06llu", (unsigned long long)(v / 1000000),
                          (unsigned long long)(v % 1000000));
@@ -163,10 +162,19 @@ TEST(json_ms_matches_reference_for_many_values)
         if (len != (size_t)n || memcmp(at, want, len) != 0) {
             t_fail(__FILE__, __LINE__, "value %llu: got %.*s, want %s", (unsigned long long)v,
                    (int)len, at, want);
-            break;
+            return;
         }
         at += len + 1;
     }
+    T_EQ_INT(*at, 0);
+}
+
+TEST(json_ms_matches_reference_for_many_values)
+{
+    char *s = written(many_millis);
+    T_CHECK(s != NULL);
+    if (s)
+        ms_values_match(s, MS_VALUES, ms_value);
     free(s);
 }
 
@@ -366,11 +374,16 @@ TEST(json_rows_threads_same_text)
 /* Every fraction of a millisecond, 0 to 999,999 ns, after 3 ms and after
  * 12 ms: the digits come three at a time, their trailing zeros from a
  * table. */
+static uint64_t fraction_value(uint64_t f)
+{
+    return (f % 2 ? 3000000 : 12000000) + f;
+}
+
 static void every_fraction(jw *w)
 {
     jw_arr(w);
     for (uint64_t f = 0; f < 1000000; f++)
-        jw_ms(w, (f % 2 ? 3000000 : 12000000) + f);
+        jw_ms(w, fraction_value(f));
     jw_arr_end(w);
 }
 
@@ -378,24 +391,7 @@ TEST(json_ms_every_fraction)
 {
     char *s = written(every_fraction);
     T_CHECK(s != NULL);
-    if (!s)
-        return;
-    const char *at = s + 1;
-    for (uint64_t f = 0; f < 1000000; f++) {
-        char want[32];
-        int n = snprintf(want, sizeof want, "%d.%06llu", f % 2 ? 3 : 12, (unsigned long long)f);
-        while (want[n - 1] == '0')
-            want[--n] = 0;
-        if (want[n - 1] == '.')
-            want[--n] = 0;
-        size_t len = strcspn(at, ",]");
-        if (len != (size_t)n || memcmp(at, want, len) != 0) {
-            t_fail(__FILE__, __LINE__, "fraction %llu: got %.*s, want %s",
-                   (unsigned long long)f, (int)len, at, want);
-            break;
-        }
-        at += len + 1;
-    }
-    T_EQ_INT(*at, 0);
+    if (s)
+        ms_values_match(s, 1000000, fraction_value);
     free(s);
 }
