@@ -147,8 +147,8 @@ typedef void (*jw_rows_fn)(jw *w, const void *ctx, size_t lo, size_t hi);
  * jw_col_end would write it, type 0 being a plain JSON array: made on
  * w's pool, where it has one and the column is text, a chunk of rows on
  * each thread at a time and the chunks written out in order.  The text
- * is the same as from one thread's; it has the more CPU, a chunk's text
- * being copied once more. */
+ * is the same as from one thread; it costs a little more CPU, as a
+ * chunk's text is copied once more. */
 void jw_rows(jw *w, int type, size_t n, jw_rows_fn fn, const void *ctx);
 
 /* A value written between these two is, with slabs, a JSON slab of its

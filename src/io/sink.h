@@ -71,7 +71,8 @@ void sink_set_threads(pc_sink *s, int threads);
 /* Writes what the memory sink from (no gzip) holds to to, and empties
  * from for its next use, keeping its buffers: the text one thread made
  * for another to place.  A failure of from's (out of memory) becomes
- * to's, in to's name.  Neither sink may be in use on another thread meanwhile. */
+ * to's, in to's name.  Neither sink may be in use on another thread
+ * meanwhile. */
 void sink_move(pc_sink *from, pc_sink *to);
 
 /* Bytes written so far, before compression. */

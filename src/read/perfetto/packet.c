@@ -296,16 +296,6 @@ static int packet_field_type(uint32_t n)
     return -1;
 }
 
-/* Nearly every packet of a CPU profile is a traced_perf sample: a time,
- * its sequence and flags (perhaps a clock and the writer's pid), a
- * PerfSample of the common shape, and where a callstack is new, the
- * interned data that defines it.  Such a packet is scanned in one pass,
- * to the same result as the general path, at a fraction of the calls per
- * field.  The scan touches no state, so the thread that frames packets
- * ahead of the reading thread (ahead.c) does it for a whole batch.  Any
- * other packet (defaults, a cleared or lost state, another payload, a
- * wire type out of place, an unusual encoding) leaves q->ok clear, and
- * the general path reads it. */
 /* A length-delimited field where it comes next, its tag the bytes t0
  * and t1 (t1 0 for a tag of one byte): 1 with its bytes at *at, *n of
  * them, and *pp past them; 0 where the next field is another; -1 where
@@ -325,8 +315,20 @@ static inline int len_next(const uint8_t **pp, const uint8_t *end, uint8_t t0, u
     return 1;
 }
 
-/* pf_quick_scan's pass: 1 for the common shape, *q filled, or 0; the
- * sample's fields are filled by its decoder, which clears them first. */
+/* Nearly every packet of a CPU profile is a traced_perf sample: a time,
+ * its sequence and flags (perhaps a clock and the writer's pid), a
+ * PerfSample of the common shape, and where a callstack is new, the
+ * interned data that defines it.  Such a packet is scanned in one pass,
+ * to the same result as the general path, at a fraction of the calls per
+ * field.  The scan touches no state, so the thread that frames packets
+ * ahead of the reading thread (ahead.c) does it for a whole batch.  Any
+ * other packet (defaults, a cleared or lost state, another payload, a
+ * wire type out of place, an unusual encoding) leaves q->ok clear, and
+ * the general path reads it.
+ *
+ * scan is pf_quick_scan's pass: 1 for the common shape, *q filled, or
+ * 0; the sample's fields are filled by its decoder, which clears them
+ * first. */
 static int scan(const uint8_t *data, size_t len, pf_quick *q)
 {
     const uint8_t *p = data, *end = data + len, *sample = NULL, *at;
