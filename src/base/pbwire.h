@@ -171,7 +171,7 @@ static inline int pb_varint9(const uint8_t **pp, const uint8_t *end, uint64_t *v
 /* Field n (below 16, a varint) where it comes next in [*pp, end), its
  * tag one byte: 1 with its value in *v and *pp past it, 0 where the next
  * field is another (*pp as it was), -1 for a varint pb_varint9 refuses.
- * For quick paths that expect a producer's fields in its order: a
+ * For quick paths that expect a producer's fields in its order: one
  * compare a field, where a loop's jump on each field's number costs a
  * misprediction now and then. */
 static inline int pb_next_is(const uint8_t **pp, const uint8_t *end, unsigned n, uint64_t *v)
