@@ -514,6 +514,64 @@ TEST(processed_stack_table_keeps_reached_stacks_many)
     j_free(root);
 }
 
+/* Trees grown mostly as chains (a stack under the one before it), with
+ * branches, over hundreds of words of the writer's marks, a few stacks
+ * sampled: the stack table holds exactly those stacks and their
+ * ancestors, counted here by walking up from each. */
+TEST(processed_stack_table_keeps_ancestors_of_chains)
+{
+    uint64_t rng = 7;
+    for (int round = 0; round < 6; round++) {
+        pc_profile *p = pc_profile_new();
+        T_CHECK(p != NULL);
+        if (!p)
+            return;
+        uint32_t res = pc_resource(p, pc_intern_cstr(p, "libc.so"));
+        uint32_t frame[40];
+        for (size_t f = 0; f < 40; f++) {
+            char name[16];
+            snprintf(name, sizeof name, "fn%zu", f);
+            frame[f] = pc_add_frame(p, pc_func(p, pc_intern_cstr(p, name), res),
+                                    0x1000 + 16 * f, PC_CAT_NATIVE, PC_EXEC_NATIVE);
+        }
+        uint32_t ev = pc_event(p, pc_intern_cstr(p, "cpu-clock"), PC_UNIT_NS, 0);
+        uint32_t t = pc_add_thread(p, 1, 1, pc_intern_cstr(p, "main"));
+        /* Chains break every 2-40 stacks (round 5: at each one), to a
+         * random stack or the root. */
+        size_t every = round == 5 ? 1 : 2 + (size_t)round * 8;
+        while (p->stack.n < 20000 && !p->oom) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            uint32_t n = (uint32_t)p->stack.n, pre = n ? n - 1 : PC_NONE;
+            if ((rng >> 20) % every == 0)
+                pre = (rng >> 40) % 5 == 0 || !n ? PC_NONE : (uint32_t)((rng >> 8) % n);
+            pc_stack(p, pre, frame[(rng >> 33) % 40]);
+        }
+        size_t ns = p->stack.n;
+        uint8_t *mark = calloc(ns, 1);
+        T_CHECK(mark != NULL);
+        size_t want = 0;
+        for (size_t k = 0; mark && k < 300; k++) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            uint32_t st = (uint32_t)((rng >> 16) % ns);
+            pc_add_sample(p, t, 1000 * k, st, 1, (uint16_t)ev, PC_NO_CPU);
+            for (uint32_t a = st; a != PC_NONE && !mark[a]; a = p->stack.prefix[a]) {
+                mark[a] = 1;
+                want++;
+            }
+        }
+        free(mark);
+        pc_note_extent(p);
+        T_CHECK(!p->oom && pc_group_samples(p) == 0);
+        jv *root = written(p, PC_FORMAT_FIREFOX);
+        pc_profile_free(p);
+        if (!root)
+            return;
+        T_EQ_INT(j_int(j_get(j_get(j_get(root, "shared"), "stackTable"), "length")),
+                 (long long)want);
+        j_free(root);
+    }
+}
+
 /* A profile of columns long enough for the writer's helpers (more than
  * two chunks of JW_POOL_ROWS rows): a thread of N_LONG samples on a
  * clock, each a stack of its own below one root (some samples have
