@@ -246,18 +246,33 @@ static int merge_runs(const times *key, size_t n, uint32_t *pos, size_t runs)
     /* Heads are distinct (positions are), so any sort gives one order. */
     qsort(wait, nr, sizeof *wait, run_cmp);
     size_t nh = 0, w = 0;
-    for (size_t o = 0; o < n; o++) {
+    for (size_t o = 0; o < n;) {
         while (w < nr && (nh == 0 || head_before(&wait[w], &h[0]))) {
             h[nh] = wait[w++];
             sift_up(h, nh++);
         }
-        uint32_t row = h[0].row;
-        pos[o] = row;
-        if (row + 1 < end[h[0].run]) {
-            h[0].key = time_of(key, row + 1);
-            h[0].row = row + 1;
-        } else {
-            h[0] = h[--nh];
+        /* The top run's rows go out while they come before every other
+         * head, the runs waiting included, without a step of the heap a
+         * row: runs overlap little, so most rows go this way. */
+        const run_head *next = nh > 1 ? &h[1] : NULL;
+        if (nh > 2 && head_before(&h[2], &h[1]))
+            next = &h[2];
+        if (w < nr && (!next || head_before(&wait[w], next)))
+            next = &wait[w];
+        run_head top = h[0];
+        uint32_t stop = end[top.run];
+        for (;;) {
+            pos[o++] = top.row;
+            if (top.row + 1 >= stop) {
+                h[0] = h[--nh];
+                break;
+            }
+            top.row++;
+            top.key = time_of(key, top.row);
+            if (next && !head_before(&top, next)) {
+                h[0] = top;
+                break;
+            }
         }
         sift_down(h, nh, 0);
     }
