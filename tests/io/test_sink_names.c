@@ -1,7 +1,9 @@
 /* The temporary file an output is written to before its rename: a target
  * name of any length a directory takes (up to NAME_MAX bytes) is
- * writable, the temporary name stays beside it and unique, and a replaced
- * file's mode carries over without setuid, setgid or sticky. */
+ * writable, the temporary name stays beside it and unique, a replaced
+ * file's mode carries over without setuid, setgid or sticky, and a file
+ * replaced leaves nothing beside it, or stays where the new one cannot go
+ * in. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -206,5 +208,50 @@ TEST(sink_replace_drops_setuid)
         char *text = read_text(out);
         T_CHECK(text && text[0] == '{');
         free(text);
+    }
+}
+
+/* A file written to an existing name takes its place, with nothing left
+ * beside it (the old file is moved aside before the rename, then
+ * removed); where the new one cannot go in (its temporary file is gone),
+ * the old one is back in its place and the error says so. */
+TEST(sink_replace_leaves_no_file_aside)
+{
+    const char *dir = fresh_dir("replace");
+    char path[1200], other[NAME_MAX + 1];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    FILE *f = fopen(path, "w");
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("old", f);
+    fclose(f);
+    for (int round = 0; round < 2; round++) {
+        pc_sink *s = NULL;
+        pc_error err;
+        T_EQ_INT(sink_open_file(&s, path, 0, &err), PC_OK);
+        if (!s)
+            return;
+        T_EQ_INT(other_entries(dir, "out.json", other, sizeof other), 1);
+        if (round == 1) {
+            char tmp[2400];
+            snprintf(tmp, sizeof tmp, "%s/%s", dir, other);
+            T_EQ_INT(unlink(tmp), 0);
+        }
+        sink_write(s, round ? "newer!!!" : "new text", 8);
+        int st = sink_finish(s, NULL, NULL, &err);
+        size_t n = 0;
+        unsigned char *got = t_read_file(path, &n);
+        if (round == 0) {
+            T_EQ_INT(st, PC_OK);
+            T_CHECK(got && n == 8 && memcmp(got, "new text", 8) == 0);
+        } else {
+            T_CHECK(st != PC_OK);
+            T_CHECK(strstr(err.message, "cannot rename the finished file into place") != NULL);
+            /* The file of round 0, back in its place. */
+            T_CHECK(got && n == 8 && memcmp(got, "new text", 8) == 0);
+        }
+        free(got);
+        T_EQ_INT(other_entries(dir, "out.json", other, sizeof other), 0);
     }
 }
