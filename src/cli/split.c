@@ -15,6 +15,7 @@
  * what went down a pipe cannot be taken back. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 
 #include "base/escape.h"
 #include "cli/cli.h"
+#include "io/sink.h"
 
 #define STAGE_SUFFIX ".split-XXXXXX"
 
@@ -91,19 +93,15 @@ static char *stage(const char *name, const struct stat *old, size_t i, pc_error 
     size_t n = dirlen + baselen + EXTRA + 1;
     char *tmp = must(malloc(n));
     snprintf(tmp, n, "%.*s.%.*s" STAGE_SUFFIX, (int)dirlen, name, (int)baselen, base);
-    sigset_t block, saved;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &saved);
+    sigset_t saved;
+    sink_hold_signals(&saved);
     int fd = mkstemp(tmp);
     int mk_errno = errno;
     if (fd >= 0) {
         stage_names[i] = tmp;
         stage_count = (sig_atomic_t)(i + 1);
     }
-    sigprocmask(SIG_SETMASK, &saved, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (fd < 0) {
         fail(err, PC_EIO, "%s: cannot create: %s", name, strerror(mk_errno));
         free(tmp);

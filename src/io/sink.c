@@ -314,12 +314,8 @@ int sink_open_file(pc_sink **out, const char *path, int gzip_level,
     snprintf(s->tmp, n, "%.*s.%.*s" TMP_SUFFIX, (int)dirlen, path, (int)baselen, base);
     /* No interruption between creating the file and registering it for
      * pc_remove_partial_outputs(). */
-    sigset_t block, saved;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    sigset_t saved;
+    sink_hold_signals(&saved);
     s->fd = mkstemp(s->tmp);
     int mk_errno = errno;
     if (s->fd >= 0)
@@ -379,12 +375,8 @@ static int put_in_place(pc_sink *s)
         return rename(s->tmp, s->path);
     }
     memcpy(mark, ".old-", 5);
-    sigset_t block, saved;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    sigset_t saved;
+    sink_hold_signals(&saved);
     int moved = renameat2(AT_FDCWD, s->path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0;
     int st = rename(s->tmp, s->path), e = errno;
     if (moved && st == 0)

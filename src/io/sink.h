@@ -2,8 +2,9 @@
  * and delivers them to a file, standard output or memory.
  *
  * A file is written under a temporary name in the target's directory and
- * renamed over the target by sink_finish() only when everything was
- * written; sink_abort() removes the temporary file.  So the target either
+ * renamed to the target's name by sink_finish() only when everything was
+ * written (a file there is moved aside first, and removed once the new one
+ * is in); sink_abort() removes the temporary file.  So the target either
  * receives the whole output or keeps its old content.
  *
  * Writers fill the buffer directly: sink_reserve(s, n) returns room for at
@@ -15,6 +16,8 @@
 #ifndef PROFCONV_SINK_H
 #define PROFCONV_SINK_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +26,22 @@
 #define SINK_RESERVE_MAX 4096
 
 typedef struct pc_sink pc_sink;
+
+/* Holds, on the calling thread, the signals after which the command line
+ * removes partial outputs (SIGINT, SIGTERM, SIGHUP), so that a file made
+ * or moved is registered, or in its place, before one acts; *saved takes
+ * the mask to restore with pthread_sigmask(SIG_SETMASK, saved, NULL).
+ * Inline: the command line's own staged files (cli/split.c) hold them
+ * too. */
+static inline void sink_hold_signals(sigset_t *saved)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, saved);
+}
 
 /* Opens path for writing ("-": standard output, never gzipped unless asked).
  * gzip_level 0 means no compression. */
