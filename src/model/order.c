@@ -6,6 +6,7 @@
 #include "base/grow.h"
 #include "base/thread.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,11 +41,12 @@ typedef struct part {
     const void *thr;
     size_t thr_size;
     uint64_t thr_base;
-    /* sort: the threads [lo, hi), those of them marked in unsorted, by
+    /* sort: the threads order[i] for i claimed from *claim below hi, by
      * keys (rows grouped by thread), each order given in pos (rows of
      * the thread's), then applied to the columns col */
     const size_t *first;
-    const uint8_t *unsorted;
+    const uint32_t *order;
+    atomic_size_t *claim;
     times keys;
     uint32_t *pos;
     unsigned char *col[MAX_COLS];
@@ -464,37 +466,37 @@ static void reorder_rows(unsigned char *const *col, const size_t *col_size, int 
     }
 }
 
-/* Sorts by time the rows of each thread in [lo, hi) that came out of
- * order: their order found from their times side by side (keys), then
- * applied to each column in place.  Reading the times through an index
- * jumped about the time column, a cache miss a row, and moving whole
- * columns through the order again would map a block for each.  pos: a
- * row's room for each row, or NULL for room of its own, 4 bytes a row of
- * its largest thread to sort; scratch of its own for the rest, a byte a
- * row of that thread; w->failed is set where there is none. */
+/* Sorts by time the rows of the threads it claims (see part) that came
+ * out of order: their order found from their times side by side (keys),
+ * then applied to each column in place.  Reading the times through an
+ * index jumped about the time column, a cache miss a row, and moving
+ * whole columns through the order again would map a block for each.
+ * pos: a row's room for each row, or NULL for room of its own, 4 bytes a
+ * row of its largest thread to sort; scratch of its own for the rest, a
+ * byte a row of that thread (threads come largest first, so the first
+ * one's room does for the rest); w->failed is set where there is none. */
 static void sort_threads(part *w)
 {
     const size_t *first = w->first;
-    size_t most = 0;
-    for (size_t t = w->lo; t < w->hi; t++)
-        if (w->unsorted[t] && first[t + 1] - first[t] > most)
-            most = first[t + 1] - first[t];
-    if (!most)
-        return;
-    /* Positions: a thread's room in w->pos, or else room of its own for
-     * the largest thread, 4 bytes a row of it while it is sorted. */
-    uint8_t *seen = malloc(most);
-    uint32_t *own = w->pos ? NULL : malloc(most * sizeof *own);
-    if (!seen || (!w->pos && !own)) {
-        free(seen);
-        free(own);
-        w->failed = 1;
-        return;
-    }
-    for (size_t t = w->lo; t < w->hi; t++) {
-        if (!w->unsorted[t])
-            continue;
-        size_t f = first[t], m = first[t + 1] - f;
+    uint8_t *scratch = NULL;
+    uint32_t *own = NULL;
+    size_t room = 0;
+    for (;;) {
+        size_t i = atomic_fetch_add(w->claim, 1);
+        if (i >= w->hi)
+            break;
+        size_t t = w->order[i], f = first[t], m = first[t + 1] - f;
+        if (m > room) {
+            free(scratch);
+            free(own);
+            scratch = malloc(m);
+            own = w->pos ? NULL : malloc(m * sizeof *own);
+            room = m;
+            if (!scratch || (!w->pos && !own)) {
+                w->failed = 1;
+                break;
+            }
+        }
         uint32_t *pos = w->pos ? w->pos + f : own;
         /* The thread's times, read where they lie (narrow ones are not
          * copied wide: 8 bytes a row more while sorting). */
@@ -512,9 +514,9 @@ static void sort_threads(part *w)
         unsigned char *col[MAX_COLS];
         for (int c = 0; c < w->n_col; c++)
             col[c] = w->col[c] + f * w->col_size[c];
-        reorder_rows(col, w->col_size, w->n_col, pos, m, seen);
+        reorder_rows(col, w->col_size, w->n_col, pos, m, scratch);
     }
-    free(seen);
+    free(scratch);
     free(own);
 }
 
@@ -600,29 +602,63 @@ static int place_rows(const pc_icol *thread, const times *time, size_t n, size_t
     return 0;
 }
 
+/* By rows, most first, then by thread (any order sorts the same). */
+typedef struct by_rows {
+    size_t rows;
+    uint32_t t;
+} by_rows;
+
+static int rows_cmp(const void *a, const void *b)
+{
+    const by_rows *x = a, *y = b;
+    if (x->rows != y->rows)
+        return x->rows > y->rows ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
 /* Sorts the threads marked in unsorted by keys (see sort_threads), with
  * pos room for n positions (NULL: each part takes its own), moving the
- * rows of the n_col columns cols.
- * Parts take whole threads, about as many rows each.  Returns 0, or -1
- * out of memory (some threads may then be sorted, others not). */
+ * rows of the n_col columns cols.  The nw parts claim whole threads in
+ * turn, the largest first, so that one that starts late or runs slower
+ * takes fewer: each thread is the same work whichever part sorts it.
+ * Returns 0, or -1 out of memory (some threads may then be sorted,
+ * others not). */
 static int sort_groups(const times *keys, uint32_t *pos, const struct pc_col *cols,
-                       int n_col, const size_t *first, const uint8_t *unsorted, size_t n,
-                       size_t nt, int nw)
+                       int n_col, const size_t *first, const uint8_t *unsorted, size_t nt,
+                       int nw)
 {
+    size_t n_order = 0;
+    for (size_t t = 0; t < nt; t++)
+        n_order += unsorted[t] != 0;
+    by_rows *br = malloc((n_order + 1) * sizeof *br);
+    uint32_t *order = malloc((n_order + 1) * sizeof *order);
+    if (!br || !order) {
+        free(br);
+        free(order);
+        return -1;
+    }
+    for (size_t t = 0, k = 0; t < nt; t++)
+        if (unsorted[t])
+            br[k++] = (by_rows){first[t + 1] - first[t], (uint32_t)t};
+    qsort(br, n_order, sizeof *br, rows_cmp);
+    for (size_t k = 0; k < n_order; k++)
+        order[k] = br[k].t;
+    free(br);
+    if ((size_t)nw > n_order)
+        nw = n_order ? (int)n_order : 1;
+    atomic_size_t claim;
+    atomic_init(&claim, 0);
     part w[MAX_WORKERS];
-    size_t t = 0;
     for (int k = 0; k < nw; k++) {
-        size_t lo = t, until = n * (size_t)(k + 1) / (size_t)nw;
-        while (t < nt && (k == nw - 1 || first[t + 1] <= until))
-            t++;
-        w[k] = (part){.first = first, .unsorted = unsorted, .keys = *keys, .pos = pos,
-                      .n_col = n_col, .lo = lo, .hi = t, .fn = sort_threads};
+        w[k] = (part){.first = first, .order = order, .claim = &claim, .keys = *keys,
+                      .pos = pos, .n_col = n_col, .hi = n_order, .fn = sort_threads};
         for (int c = 0; c < n_col; c++) {
             memcpy(&w[k].col[c], cols[c].p, sizeof w[k].col[c]);
             w[k].col_size[c] = cols[c].size;
         }
     }
     run_parts(w, nw);
+    free(order);
     for (int k = 0; k < nw; k++)
         if (w[k].failed)
             return -1;
@@ -658,7 +694,7 @@ int pc_order_by_thread(const uint32_t *thread, const uint64_t *time,
                 keys[k] = time[perm[k]];
             struct pc_col col = PC_COL(perm);
             times kv = {keys, NULL, NULL, 0};
-            res = sort_groups(&kv, pos, &col, 1, first, unsorted, n, nt, 1);
+            res = sort_groups(&kv, pos, &col, 1, first, unsorted, nt, 1);
         }
         free(keys);
         free(pos);
@@ -850,7 +886,7 @@ int pc_group_samples_on(pc_profile *p, int threads)
     /* Then the threads that came out of time order are sorted, in place,
      * their times side by side. */
     times kv = {p->sample.time, p->sample.time32, p->sample.time16, p->sample.time_base};
-    int sorted = any ? sort_groups(&kv, NULL, cols, nc, first, unsorted, n, nt, nw) : 0;
+    int sorted = any ? sort_groups(&kv, NULL, cols, nc, first, unsorted, nt, nw) : 0;
     free(unsorted);
     if (sorted < 0)
         return group_failed(p);
