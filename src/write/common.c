@@ -35,7 +35,7 @@ void pc_merged_free(pc_merged *m)
  * and each prefix with keys has its first child's frame looked up among
  * them.  Sorted rather than hashed, the keys are read in sweeps instead
  * of a cache miss each.  For 1M samples each on a new path (27.8M
- * stacks, 1.0M keys) the check took about 50 ms, where counting every
+ * stacks, 1.0M keys) the check took about 60 ms, where counting every
  * stack's children first, in a byte a stack, took 190-210 ms.  1, 0, or
  * -1 when out of memory. */
 static int merges_none(const pc_profile *p, const pc_merged *m)
