@@ -536,7 +536,7 @@ TEST(processed_stack_table_keeps_ancestors_of_chains)
         }
         uint32_t ev = pc_event(p, pc_intern_cstr(p, "cpu-clock"), PC_UNIT_NS, 0);
         uint32_t t = pc_add_thread(p, 1, 1, pc_intern_cstr(p, "main"));
-        /* Chains break every 2-40 stacks (round 5: at each one), to a
+        /* Chains break about every 2-34 stacks (round 5: at each one), to a
          * random stack or the root. */
         size_t every = round == 5 ? 1 : 2 + (size_t)round * 8;
         while (p->stack.n < 20000 && !p->oom) {
