@@ -367,14 +367,14 @@ static void set_mode(pc_sink *s)
 static int put_in_place(pc_sink *s)
 {
 #ifdef RENAME_NOREPLACE
+    /* The temporary name with its suffix's ".tmp-" made ".old-": the
+     * target's own name may hold ".tmp-" too. */
     size_t n = strlen(s->tmp) + 1;
     char *aside = malloc(n);
-    char *mark = aside ? strstr(memcpy(aside, s->tmp, n), ".tmp-") : NULL;
-    if (!mark) {
-        free(aside);
+    if (!aside)
         return rename(s->tmp, s->path);
-    }
-    memcpy(mark, ".old-", 5);
+    memcpy(aside, s->tmp, n);
+    memcpy(aside + n - sizeof TMP_SUFFIX, ".old-", 5);
     sigset_t saved;
     sink_hold_signals(&saved);
     int moved = renameat2(AT_FDCWD, s->path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0;
